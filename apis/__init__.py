@@ -1,0 +1,42 @@
+"""The catalog: one YAML file per app, loaded into typed App and Api models.
+
+    >>> from toolbed.apis import load_catalog
+    >>> catalog = load_catalog()
+    >>> catalog.api("kinto.create_record").effect
+    'write'
+"""
+
+from ._loader import CATALOG_DIR, Catalog, load_app, load_catalog
+from ._schema import (
+    Api,
+    ApiKeyAuth,
+    App,
+    Arg,
+    Auth,
+    BasicAuth,
+    BearerAuth,
+    Body,
+    Http,
+    NoAuth,
+    Step,
+    Undo,
+)
+
+__all__ = [
+    "CATALOG_DIR",
+    "Api",
+    "ApiKeyAuth",
+    "App",
+    "Arg",
+    "Auth",
+    "BasicAuth",
+    "BearerAuth",
+    "Body",
+    "Catalog",
+    "Http",
+    "NoAuth",
+    "Step",
+    "Undo",
+    "load_app",
+    "load_catalog",
+]

@@ -1,0 +1,417 @@
+"""The typed shape of a catalog file: one App, its Apis, and how each maps to HTTP.
+
+This module is the contract for everything under apis/: the loader turns YAML into
+these models, and the connector runtime, the rollback journal and the retriever
+read nothing else. Checks that span several fields (a path placeholder with no
+argument, an undo that names an unknown API) live here too, so that a bad file
+fails at load time with the file, the API and the field named, not at call time.
+"""
+
+from __future__ import annotations
+
+import re
+import string
+from typing import Annotated, Any, Literal
+
+import jmespath
+import jsonschema
+from jmespath.exceptions import JMESPathError
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+__all__ = [
+    "Api",
+    "ApiKeyAuth",
+    "App",
+    "Arg",
+    "Auth",
+    "BasicAuth",
+    "BearerAuth",
+    "Body",
+    "Http",
+    "NoAuth",
+    "Step",
+    "Undo",
+]
+
+_NAME = r"^[a-z][a-z0-9_]*$"
+_METHODS = {
+    "GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS",
+    # WebDAV / CalDAV / CardDAV verbs, used by the self-hosted calendar and file apps
+    "PROPFIND", "PROPPATCH", "MKCOL", "MKCALENDAR", "REPORT", "COPY", "MOVE",
+}
+_PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid", populate_by_name=True, frozen=True)
+
+
+# -- auth ---------------------------------------------------------------------------
+
+
+class NoAuth(_Model):
+    """The API needs no credentials."""
+
+    scheme: Literal["none"] = "none"
+
+    @property
+    def env_vars(self) -> list[str]:
+        return []
+
+
+class ApiKeyAuth(_Model):
+    """A key sent in a header (``X-Api-Key: KEY``) or a query parameter (``?appid=KEY``)."""
+
+    scheme: Literal["api_key"]
+    location: Literal["header", "query"] = Field(alias="in")
+    name: str = Field(description="Header or query parameter that carries the key.")
+    env: str = Field(description="Environment variable that holds the key.")
+    prefix: str = Field("", description="Text put before the key, e.g. 'Token '.")
+
+    @property
+    def env_vars(self) -> list[str]:
+        return [self.env]
+
+
+class BearerAuth(_Model):
+    """``Authorization: Bearer TOKEN``, the token read from an env var."""
+
+    scheme: Literal["bearer"]
+    env: str
+
+    @property
+    def env_vars(self) -> list[str]:
+        return [self.env]
+
+
+class BasicAuth(_Model):
+    """HTTP Basic auth; user and password come from two env vars."""
+
+    scheme: Literal["basic"]
+    user_env: str
+    password_env: str
+
+    @property
+    def env_vars(self) -> list[str]:
+        return [self.user_env, self.password_env]
+
+
+Auth = Annotated[NoAuth | ApiKeyAuth | BearerAuth | BasicAuth, Field(discriminator="scheme")]
+
+
+# -- one API --------------------------------------------------------------------------
+
+
+class Arg(BaseModel):
+    """One argument: a JSON Schema property plus where it goes in the request.
+
+    In YAML the placement keys sit beside the schema keywords::
+
+        bucket: {type: string, in: path, description: Bucket id}
+        title:  {type: string, in: body, field: data.title, description: ...}
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    location: Literal["path", "query", "header", "body"] = Field(alias="in")
+    field: str | None = Field(
+        None,
+        description="Query/header name or dotted JSON body path; defaults to the argument name.",
+    )
+    schema_: dict[str, Any] = Field(alias="schema")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _split_schema(cls, data: Any) -> Any:
+        if not isinstance(data, dict) or "schema" in data:
+            return data
+        data = dict(data)
+        placement = {k: data.pop(k) for k in ("in", "field") if k in data}
+        return {**placement, "schema": data}
+
+    @field_validator("schema_")
+    @classmethod
+    def _described(cls, schema: dict[str, Any]) -> dict[str, Any]:
+        if not schema.get("description"):
+            raise ValueError("every argument needs a description (the agent and retriever read it)")
+        if "type" not in schema and "enum" not in schema and "const" not in schema:
+            raise ValueError("every argument needs a JSON Schema 'type' (or 'enum')")
+        return schema
+
+
+class Body(_Model):
+    """How the body arguments become the request body.
+
+    ``json`` and ``form`` assemble the ``in: body`` arguments by their ``field``;
+    ``text`` and ``xml`` send either the one body argument as-is (an iCalendar
+    event, a vCard) or a ``template`` with ``$arg`` placeholders (a WebDAV query),
+    whose values are XML-escaped for ``xml``.
+    """
+
+    encoding: Literal["json", "form", "text", "xml"] = "json"
+    content_type: str | None = None
+    template: str | None = None
+
+    @property
+    def media_type(self) -> str:
+        if self.content_type:
+            return self.content_type
+        return {
+            "json": "application/json",
+            "form": "application/x-www-form-urlencoded",
+            "text": "text/plain; charset=utf-8",
+            "xml": "application/xml; charset=utf-8",
+        }[self.encoding]
+
+    @property
+    def template_names(self) -> set[str]:
+        if self.template is None:
+            return set()
+        return {
+            m.group("named") or m.group("braced")
+            for m in string.Template.pattern.finditer(self.template)
+            if m.group("named") or m.group("braced")
+        }
+
+
+class Http(_Model):
+    """The HTTP side of an API: method, path template, constant headers, body encoding."""
+
+    method: str
+    path: str
+    headers: dict[str, str] = {}
+    body: Body | None = None
+
+    @field_validator("method")
+    @classmethod
+    def _method(cls, method: str) -> str:
+        method = method.upper()
+        if method not in _METHODS:
+            raise ValueError(f"unknown HTTP method {method!r}; use one of {sorted(_METHODS)}")
+        return method
+
+    @field_validator("path")
+    @classmethod
+    def _path(cls, path: str) -> str:
+        if not path.startswith("/"):
+            raise ValueError(f"path {path!r} must start with '/'")
+        return path
+
+    @property
+    def placeholders(self) -> list[str]:
+        return _PLACEHOLDER.findall(self.path)
+
+
+class Before(_Model):
+    """A read made just before a write, so that its undo can restore what was there."""
+
+    api: str
+    bind: dict[str, str] = {}
+
+
+class Undo(_Model):
+    """The compensation of a write: which API undoes it and how its arguments are bound.
+
+    Each value of ``bind`` is a JMESPath expression evaluated over
+    ``{"args": <the write's arguments>, "response": <its observation>,
+    "before": <the observation of the ``before`` read>}``.
+    """
+
+    api: str
+    bind: dict[str, str] = {}
+    before: Before | None = None
+
+
+class Api(_Model):
+    """One callable API of an app; its id is ``<app>.<name>``."""
+
+    name: str = Field(pattern=_NAME)
+    app: str = ""
+    description: str = Field(min_length=20)
+    effect: Literal["read", "write"]
+    http: Http
+    args: dict[str, Arg] = {}
+    required: list[str] = []
+    undo: Undo | None = None
+    irreversible: str | None = Field(
+        None, description="Why a write has no undo; such writes need --allow-irreversible."
+    )
+    docs: str | None = None
+
+    @property
+    def id(self) -> str:
+        return f"{self.app}.{self.name}"
+
+    @property
+    def parameters(self) -> dict[str, Any]:
+        """The JSON Schema of the arguments, as agents and validators see it."""
+        return {
+            "type": "object",
+            "properties": {name: dict(arg.schema_) for name, arg in self.args.items()},
+            "required": list(self.required),
+            "additionalProperties": False,
+        }
+
+    @model_validator(mode="after")
+    def _consistent(self) -> Api:
+        names = set(self.args)
+        for missing in sorted(set(self.required) - names):
+            raise ValueError(f"required argument {missing!r} is not declared under args")
+        placeholders = self.http.placeholders
+        path_args = {n for n, a in self.args.items() if a.location == "path"}
+        for p in placeholders:
+            if p not in path_args:
+                raise ValueError(f"path placeholder {{{p}}} has no argument with 'in: path'")
+            if p not in self.required:
+                raise ValueError(f"path argument {p!r} must be listed in required")
+        for extra in sorted(path_args - set(placeholders)):
+            raise ValueError(
+                f"argument {extra!r} is 'in: path' but {self.http.path} has no {{{extra}}}"
+            )
+        body_args = {n for n, a in self.args.items() if a.location == "body"}
+        if body_args and self.http.body is None and self.http.method in {"GET", "HEAD", "DELETE"}:
+            raise ValueError(f"{self.http.method} with body arguments needs an explicit http.body")
+        body = self.http.body or Body()
+        if body.encoding in ("text", "xml"):
+            if body.template is not None:
+                unknown = body.template_names - body_args
+                if unknown:
+                    raise ValueError(
+                        f"http.body.template uses {sorted(unknown)}, not 'in: body' args"
+                    )
+            elif len(body_args) != 1:
+                raise ValueError(
+                    f"a {body.encoding} body without a template takes exactly one 'in: body' "
+                    f"argument, found {sorted(body_args) or 'none'}"
+                )
+        try:
+            jsonschema.Draft202012Validator.check_schema(self.parameters)
+        except jsonschema.SchemaError as exc:
+            raise ValueError(f"args are not valid JSON Schema: {exc.message}") from None
+        if self.effect == "read" and (self.undo or self.irreversible):
+            raise ValueError("a read API takes neither 'undo' nor 'irreversible'")
+        if self.effect == "write" and not (self.undo or self.irreversible):
+            raise ValueError(
+                "a write API needs 'undo' (the API that reverses it) or 'irreversible: <why>'"
+            )
+        if self.undo:
+            before = self.undo.before.bind if self.undo.before else {}
+            for key, expr in [*self.undo.bind.items(), *before.items()]:
+                _check_jmespath(f"undo bind {key!r}", expr)
+        return self
+
+
+def _check_jmespath(what: str, expr: str) -> None:
+    try:
+        jmespath.compile(expr)
+    except JMESPathError as exc:
+        raise ValueError(f"{what}: {expr!r} is not a JMESPath expression ({exc})") from None
+
+
+class Step(_Model):
+    """One call of an app's ``exercise``: the sequence that calls every API once.
+
+    ``bind`` fills arguments from earlier steps saved with ``save``: each value is a
+    JMESPath expression over ``{<saved name>: <observation>, ...}``.
+    """
+
+    api: str
+    args: dict[str, Any] = {}
+    bind: dict[str, str] = {}
+    save: str | None = None
+    expect: int | list[int] | None = Field(
+        None, description="Status code(s) that count as success; default any 2xx."
+    )
+
+    def accepts(self, status: int | None) -> bool:
+        if status is None:
+            return False
+        if self.expect is None:
+            return 200 <= status < 300
+        allowed = [self.expect] if isinstance(self.expect, int) else self.expect
+        return status in allowed
+
+
+# -- one app --------------------------------------------------------------------------
+
+
+class App(_Model):
+    """An app of the catalog: identity, where it runs, how to authenticate, its APIs."""
+
+    app: str = Field(pattern=_NAME)
+    name: str
+    domain: str
+    tier: Literal["hosted", "selfhosted"]
+    docs: str = Field(pattern=r"^https?://")
+    description: str = ""
+    base_url: str | None = Field(
+        None, description="Hosted apps: the real base URL. Self-hosted: given by the launcher."
+    )
+    version: str | None = Field(None, description="Self-hosted: the pinned version installed.")
+    emulator: bool = Field(False, description="An emulator of a cloud API, not the real service.")
+    auth: Auth = NoAuth()
+    state_probe: list[str] = []
+    apis: list[Api]
+    exercise: list[Step] = []
+
+    @model_validator(mode="before")
+    @classmethod
+    def _stamp_app(cls, data: Any) -> Any:
+        if isinstance(data, dict) and isinstance(data.get("apis"), list):
+            app = data.get("app", "")
+            data = {
+                **data,
+                "apis": [{**a, "app": app} if isinstance(a, dict) else a for a in data["apis"]],
+            }
+        return data
+
+    @model_validator(mode="after")
+    def _consistent(self) -> App:
+        if self.tier == "hosted" and not self.base_url:
+            raise ValueError("a hosted app needs base_url (the provider's real API root)")
+        if self.tier == "hosted" and self.base_url and not self.base_url.startswith("https://"):
+            raise ValueError("a hosted app's base_url must use https://")
+        if self.tier == "selfhosted" and self.base_url:
+            raise ValueError("a selfhosted app takes no base_url: its launcher supplies one")
+        by_name: dict[str, Api] = {}
+        for api in self.apis:
+            if api.name in by_name:
+                raise ValueError(f"API name {api.name!r} appears twice")
+            by_name[api.name] = api
+        for api in self.apis:
+            undo = api.undo
+            if undo is None:
+                continue
+            target = by_name.get(undo.api)
+            if target is None:
+                raise ValueError(f"{api.name}: undo names unknown API {undo.api!r}")
+            _check_binding(f"{api.name}: undo", target, undo.bind)
+            if undo.before:
+                before = by_name.get(undo.before.api)
+                if before is None or before.effect != "read":
+                    raise ValueError(f"{api.name}: undo.before must name a read API of this app")
+                _check_binding(f"{api.name}: undo.before", before, undo.before.bind)
+        for probe in self.state_probe:
+            if probe not in by_name or by_name[probe].effect != "read":
+                raise ValueError(f"state_probe {probe!r} is not a read API of this app")
+        for i, step in enumerate(self.exercise):
+            if step.api not in by_name:
+                raise ValueError(f"exercise[{i}] calls unknown API {step.api!r}")
+            for key, expr in step.bind.items():
+                _check_jmespath(f"exercise[{i}] bind {key!r}", expr)
+        return self
+
+    def api(self, name: str) -> Api:
+        for api in self.apis:
+            if api.name == name:
+                return api
+        raise KeyError(name)
+
+
+def _check_binding(where: str, target: Api, bind: dict[str, str]) -> None:
+    unknown = set(bind) - set(target.args)
+    if unknown:
+        raise ValueError(f"{where} binds {sorted(unknown)}, not arguments of {target.name}")
+    missing = set(target.required) - set(bind)
+    if missing:
+        raise ValueError(f"{where} leaves required {sorted(missing)} of {target.name} unbound")

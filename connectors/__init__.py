@@ -1,0 +1,52 @@
+"""The runtime that turns a catalog entry into a call: validation, request building,
+auth from env, httpx with retries, cassettes (live | record | replay), observations,
+agent tool adapters, and the launchers of the self-hosted apps.
+
+    >>> from toolbed.connectors import Runtime, launch
+    >>> with launch("kinto") as kinto, Runtime(apps={"kinto": kinto}) as rt:
+    ...     rt.call("kinto.server_info").status
+    200
+"""
+
+from ._auth import auth_for, secret_env_vars
+from ._bind import bind_args
+from ._cassette import Cassette, Mode, canonical_origin, json_body, parse_mode
+from ._exercise import StepResult, run_exercise
+from ._observation import CallError, Observation
+from ._redact import Redactor
+from ._request import build_request, validate_args
+from ._retry import RetryPolicy
+from ._runtime import AGENT_ERRORS, Runtime
+from ._tools import api_id_of, langchain_tool, langchain_tools, openai_tool, tool_name
+from .launchers import RunningApp, get_launcher, launch, launcher_names, running_apps
+
+__all__ = [
+    "AGENT_ERRORS",
+    "CallError",
+    "Cassette",
+    "Mode",
+    "Observation",
+    "Redactor",
+    "RetryPolicy",
+    "RunningApp",
+    "Runtime",
+    "StepResult",
+    "api_id_of",
+    "auth_for",
+    "bind_args",
+    "build_request",
+    "canonical_origin",
+    "get_launcher",
+    "json_body",
+    "langchain_tool",
+    "langchain_tools",
+    "launch",
+    "launcher_names",
+    "openai_tool",
+    "parse_mode",
+    "run_exercise",
+    "running_apps",
+    "secret_env_vars",
+    "tool_name",
+    "validate_args",
+]

@@ -1,0 +1,196 @@
+"""Live, record and replay: every run can be replayed offline from a VCR cassette.
+
+vcrpy does the recording and replaying (it patches httpx's transports); this module
+configures it for toolbed:
+
+* **Matching.** Self-hosted apps start on a random port, so a request is matched on
+  app + method + path + query + body, never on the port: before matching and before
+  recording, a running app's origin (``http://127.0.0.1:54321``) is rewritten to its
+  canonical origin (``http://kinto.toolbed.test``), which is also the base URL used
+  in replay, when no app runs. JSON bodies compare as parsed JSON.
+* **Secrets.** Auth headers, cookies and API-key query parameters are dropped;
+  every known secret value is replaced by ``<ENV_NAME>`` in URLs, headers and
+  bodies, of requests and responses, before anything is written.
+* **Replay is offline.** A request with no recording raises ``ReplayMissError``
+  listing the closest recorded requests; it never reaches the network.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from collections.abc import Callable, Mapping
+from enum import StrEnum
+from pathlib import Path
+from typing import Any
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+
+import vcr
+from vcr.errors import CannotOverwriteExistingCassetteException
+from vcr.record_mode import RecordMode
+
+from toolbed.errors import CassetteNotFoundError, ReplayMissError, ToolbedError
+
+from ._redact import SECRET_HEADERS, Redactor
+
+__all__ = ["Cassette", "Mode", "canonical_origin", "json_body", "parse_mode"]
+
+CANONICAL_DOMAIN = "toolbed.test"  # RFC 2606: a .test name never resolves
+
+
+class Mode(StrEnum):
+    """How a run talks to the apps."""
+
+    LIVE = "live"
+    """Real calls, nothing recorded."""
+    RECORD = "record"
+    """Real calls, each exchange written to the cassette (which is started afresh)."""
+    REPLAY = "replay"
+    """No network: each call answered from the cassette, in recorded order."""
+
+
+def parse_mode(value: str | Mode) -> Mode:
+    """``Mode`` from a string; the error lists the valid modes."""
+    try:
+        return Mode(value)
+    except ValueError:
+        valid = ", ".join(m.value for m in Mode)
+        raise ToolbedError(f"unknown mode {value!r}; use one of: {valid}") from None
+
+
+def canonical_origin(app: str) -> str:
+    """The origin a self-hosted app has in cassettes and in replay mode."""
+    return f"http://{app}.{CANONICAL_DOMAIN}"
+
+
+def json_body(r1: Any, r2: Any) -> None:
+    """vcrpy matcher: bodies are equal, comparing JSON bodies as parsed JSON."""
+    if r1.body == r2.body:
+        return
+    if _as_json(r1.body) is not _NOT_JSON and _as_json(r1.body) == _as_json(r2.body):
+        return
+    raise AssertionError(f"body {_short(r1.body)} != {_short(r2.body)}")
+
+
+_NOT_JSON = object()
+
+
+def _as_json(body: bytes | None) -> Any:
+    try:
+        return json.loads(body) if body else None
+    except ValueError:
+        return _NOT_JSON
+
+
+def _short(body: bytes | None) -> str:
+    text = repr(body)
+    return text if len(text) < 80 else text[:77] + "..."
+
+
+class Cassette:
+    """A context manager that records or replays every httpx call made inside it.
+
+        with Cassette("cassettes/demo.yaml", Mode.RECORD, origins, redactor):
+            runtime.call(...)
+    """
+
+    MATCH_ON = ("method", "scheme", "host", "path", "query", "json_body")
+
+    def __init__(
+        self,
+        path: str | Path,
+        mode: Mode,
+        origins: Callable[[], Mapping[str, str]],
+        redactor: Redactor,
+        secret_params: frozenset[str] = frozenset(),
+    ):
+        """``origins()`` maps each live origin to its canonical one, read at match time;
+        ``secret_params`` are query parameters that carry credentials (dropped)."""
+        self.path = Path(path)
+        self._secret_params = secret_params
+        self.mode = parse_mode(mode)
+        self._origins = origins
+        self._redactor = redactor
+        self._context: Any = None
+
+    def __enter__(self) -> Cassette:
+        if self.mode is Mode.LIVE:
+            return self
+        if self.mode is Mode.REPLAY and not self.path.is_file():
+            raise CassetteNotFoundError(
+                f"no cassette at {self.path}; record one first with --mode record "
+                "(against the running apps), then replay it"
+            )
+        if self.mode is Mode.RECORD:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self.path.unlink(missing_ok=True)
+        recorder = vcr.VCR(
+            serializer="yaml",
+            record_mode=RecordMode.NONE if self.mode is Mode.REPLAY else RecordMode.ALL,
+            match_on=self.MATCH_ON,
+            before_record_request=self._scrub_request,
+            before_record_response=self._scrub_response,
+            decode_compressed_response=True,
+        )
+        recorder.register_matcher("json_body", json_body)
+        self._context = recorder.use_cassette(str(self.path), allow_playback_repeats=False)
+        self._context.__enter__()
+        return self
+
+    def __exit__(self, *exc_info: Any) -> None:
+        if self._context is not None:
+            context, self._context = self._context, None
+            context.__exit__(*exc_info)
+
+    @staticmethod
+    def miss(exc: CannotOverwriteExistingCassetteException, path: Path) -> ReplayMissError:
+        """Turn vcrpy's miss into toolbed's error, keeping its list of closest requests."""
+        request = getattr(exc, "failed_request", None)
+        what = f"{request.method} {request.uri}" if request is not None else "a request"
+        detail = str(exc).split("\n", 1)[-1].strip()
+        return ReplayMissError(
+            f"replay: {path} has no recorded response for {what}; the run differs from the "
+            f"recording (re-record with --mode record).\n{detail}"
+        )
+
+    # -- filters (vcrpy calls these before matching and before writing) -----------------
+
+    def _scrub_request(self, request: Any) -> Any:
+        request = copy.deepcopy(request)
+        uri = request.uri
+        for live, canonical in self._origins().items():
+            if uri.startswith(live + "/") or uri == live:
+                uri = canonical + uri[len(live):]
+                break
+        if self._secret_params:
+            parts = urlsplit(uri)
+            query = [(k, v) for k, v in parse_qsl(parts.query, keep_blank_values=True)
+                     if k not in self._secret_params]
+            uri = urlunsplit(parts._replace(query=urlencode(query)))
+        request.uri = self._redactor.text(uri)
+        headers = {}
+        for name, value in request.headers.items():
+            if name.lower() in SECRET_HEADERS or name.lower() == "host":
+                continue
+            headers[name] = self._redactor.text(value)
+        request.headers = headers
+        request.body = self._redactor.body(request.body)
+        return request
+
+    def _scrub_response(self, response: dict[str, Any]) -> dict[str, Any]:
+        response["headers"] = {
+            name: [self._redactor.text(v) for v in values]
+            for name, values in response["headers"].items()
+            if name.lower() not in SECRET_HEADERS
+        }
+        body = response.get("body", {})
+        if isinstance(body.get("string"), bytes | str):
+            raw = body["string"]
+            raw = raw.encode("utf-8") if isinstance(raw, str) else raw
+            scrubbed = self._redactor.body(raw)
+            if scrubbed != raw:
+                body["string"] = scrubbed
+                for name in response["headers"]:
+                    if name.lower() == "content-length":
+                        response["headers"][name] = [str(len(scrubbed or b""))]
+        return response

@@ -1,0 +1,52 @@
+"""Call every API of an app once, in the order its catalog file's ``exercise`` gives.
+
+This is how toolbed proves a catalog entry is true to the real app: `toolbed apps
+exercise` and the tests run it live, and record-then-replay it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from toolbed.apis import Step
+
+from toolbed.errors import ArgumentError
+
+from ._bind import bind_args
+from ._observation import CallError, Observation
+from ._runtime import Runtime
+
+__all__ = ["StepResult", "run_exercise"]
+
+
+@dataclass(frozen=True)
+class StepResult:
+    step: Step
+    api_id: str
+    args: dict[str, Any]
+    observation: Observation
+
+    @property
+    def ok(self) -> bool:
+        return self.observation.error is None and self.step.accepts(self.observation.status)
+
+
+def run_exercise(runtime: Runtime, app: str) -> list[StepResult]:
+    """Run ``app``'s exercise; each step is reported, a failed one does not stop the rest."""
+    entry = runtime.catalog.app(app)
+    saved: dict[str, Any] = {}
+    results = []
+    for step in entry.exercise:
+        api_id = f"{app}.{step.api}"
+        try:
+            args = bind_args(step.bind, saved, step.args)
+        except ArgumentError as exc:
+            args = dict(step.args)
+            obs = Observation(api=api_id, error=CallError(type="ArgumentError", message=str(exc)))
+        else:
+            obs = runtime.call(api_id, args)
+        if step.save:
+            saved[step.save] = obs.bindable()
+        results.append(StepResult(step, api_id, args, obs))
+    return results

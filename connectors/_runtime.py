@@ -1,0 +1,251 @@
+"""The runtime: call any catalog API by id, live, recorded or replayed.
+
+    with Runtime(mode="record", cassette="cassettes/demo.yaml") as rt:
+        obs = rt.call("kinto.create_bucket", {"id": "household"})
+        obs.status, obs.body
+
+``call`` raises a ``ToolbedError`` when a call cannot be made (bad arguments,
+unknown API, app unreachable); an HTTP error status is not an exception but an
+observation. ``observe`` is what an agent gets: the same call, with the agent's own
+mistakes turned into an error observation instead of an exception.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import httpx
+from toolbed.apis import Api, ApiKeyAuth, App, Catalog, load_catalog
+from vcr.errors import CannotOverwriteExistingCassetteException
+
+from toolbed.errors import (
+    AppNotRunningError,
+    ArgumentError,
+    ToolbedError,
+    TransportError,
+    UnknownApiError,
+)
+
+from ._auth import auth_for, secret_env_vars
+from ._cassette import Cassette, Mode, canonical_origin, parse_mode
+from ._observation import CallError, Observation, observe_response
+from ._redact import Redactor
+from ._request import build_request
+from ._retry import RetryPolicy
+from .launchers import RunningApp, running_apps
+
+__all__ = ["AGENT_ERRORS", "Runtime"]
+
+AGENT_ERRORS = (ArgumentError, UnknownApiError, TransportError)
+"""Errors an agent's call can cause; ``observe`` returns them as observations."""
+
+
+class Runtime:
+    """Calls catalog APIs over one pooled httpx client, sync or async.
+
+    Args:
+        catalog: the catalog (default: the shipped one).
+        mode: ``live``, ``record`` or ``replay``.
+        cassette: the cassette file for ``record`` and ``replay``.
+        apps: running self-hosted apps by name (default: those ``toolbed apps up``
+            started). Not needed in replay, where each app has its canonical URL.
+        env: where credentials are read (default: ``os.environ``); a running app's
+            generated credentials are laid over it.
+        timeout: seconds for connect/read/write.
+        retry: the retry policy for idempotent requests.
+        max_chars: the size cap of an observation's body.
+        transport: an httpx transport to use instead of the network (tests).
+    """
+
+    def __init__(
+        self,
+        catalog: Catalog | None = None,
+        *,
+        mode: Mode | str = Mode.LIVE,
+        cassette: str | Path | None = None,
+        apps: Mapping[str, RunningApp] | None = None,
+        env: Mapping[str, str] | None = None,
+        timeout: float = 30.0,
+        retry: RetryPolicy | None = None,
+        max_chars: int = 32_000,
+        transport: httpx.BaseTransport | None = None,
+        async_transport: httpx.AsyncBaseTransport | None = None,
+    ):
+        self.catalog = catalog or load_catalog()
+        self.mode = parse_mode(mode)
+        if self.mode is not Mode.LIVE and cassette is None:
+            raise ToolbedError(f"mode {self.mode.value} needs a cassette path (--cassette FILE)")
+        self.apps: dict[str, RunningApp] = dict(
+            running_apps() if apps is None and self.mode is not Mode.REPLAY else (apps or {})
+        )
+        base_env = dict(os.environ if env is None else env)
+        for app in self.apps.values():
+            base_env.update(app.env)
+        self.env = base_env
+        self.retry = retry or RetryPolicy()
+        self.max_chars = max_chars
+        self.redactor = Redactor(self._secrets())
+        limits = httpx.Limits(max_connections=20, max_keepalive_connections=10)
+        self._client = httpx.Client(timeout=timeout, limits=limits, transport=transport)
+        self._aclient = httpx.AsyncClient(
+            timeout=timeout, limits=limits, transport=async_transport
+        )
+        self.cassette = (
+            Cassette(cassette, self.mode, self._origins, self.redactor, self._secret_params())
+            if cassette is not None else None
+        )
+        self._entered = False
+
+    # -- lifecycle ----------------------------------------------------------------------
+
+    def __enter__(self) -> Runtime:
+        self.open()
+        return self
+
+    def __exit__(self, *exc_info: Any) -> None:
+        self.close(*exc_info)
+
+    async def __aenter__(self) -> Runtime:
+        self.open()
+        return self
+
+    async def __aexit__(self, *exc_info: Any) -> None:
+        await self._aclient.aclose()
+        self.close(*exc_info)
+
+    def open(self) -> None:
+        """Start recording or replaying (a no-op in live mode)."""
+        if not self._entered and self.cassette is not None:
+            self.cassette.__enter__()
+        self._entered = True
+
+    def close(self, *exc_info: Any) -> None:
+        """Write the cassette (record mode) and close the connection pool."""
+        if self._entered and self.cassette is not None:
+            self.cassette.__exit__(*(exc_info or (None, None, None)))
+        self._entered = False
+        self._client.close()
+
+    # -- calls ---------------------------------------------------------------------------
+
+    def call(self, api_id: str, args: Mapping[str, Any] | None = None) -> Observation:
+        """Make the call; raise ``ToolbedError`` if it cannot be made."""
+        api = self.catalog.api(api_id)
+        request = self.prepare(api, args or {})
+        response = self._send(request)
+        return observe_response(api.id, response, cap=self.max_chars, redactor=self.redactor)
+
+    async def acall(self, api_id: str, args: Mapping[str, Any] | None = None) -> Observation:
+        """``call`` for asyncio."""
+        api = self.catalog.api(api_id)
+        request = self.prepare(api, args or {})
+        response = await self._asend(request)
+        return observe_response(api.id, response, cap=self.max_chars, redactor=self.redactor)
+
+    def observe(self, api_id: str, args: Mapping[str, Any] | None = None) -> Observation:
+        """``call``, with the agent's mistakes returned as an error observation."""
+        try:
+            return self.call(api_id, args)
+        except AGENT_ERRORS as exc:
+            return self.error_observation(api_id, exc)
+
+    async def aobserve(self, api_id: str, args: Mapping[str, Any] | None = None) -> Observation:
+        """``observe`` for asyncio."""
+        try:
+            return await self.acall(api_id, args)
+        except AGENT_ERRORS as exc:
+            return self.error_observation(api_id, exc)
+
+    def error_observation(self, api_id: str, exc: ToolbedError) -> Observation:
+        details = getattr(exc, "errors", [])
+        return Observation(
+            api=api_id,
+            error=CallError(
+                type=type(exc).__name__, message=self.redactor.text(str(exc)), details=details
+            ),
+        )
+
+    def prepare(self, api: Api, args: Mapping[str, Any]) -> httpx.Request:
+        """Validate the arguments and build the authenticated request (nothing is sent)."""
+        app = self.catalog.app_of(api)
+        base_url = self.base_url(app)
+        headers, params = ({}, {}) if self.mode is Mode.REPLAY else auth_for(app, self.env)
+        return build_request(api, args, base_url, auth_headers=headers, auth_params=params)
+
+    def base_url(self, app: App) -> str:
+        """Where ``app`` answers in this run."""
+        if app.tier == "hosted":
+            assert app.base_url is not None
+            return app.base_url
+        if self.mode is Mode.REPLAY:
+            return canonical_origin(app.app)
+        running = self.apps.get(app.app)
+        if running is None:
+            raise AppNotRunningError(
+                f"{app.app} is not running; start it with `toolbed apps up {app.app}` "
+                f"(or replay a cassette with --mode replay)"
+            )
+        return running.base_url
+
+    # -- sending -------------------------------------------------------------------------
+
+    def _send(self, request: httpx.Request) -> httpx.Response:
+        attempts = self.retry.retrying() if self.retry.should_retry(request.method) else None
+        try:
+            if attempts is None:
+                return self._send_once(request)
+            return attempts(self._send_once, request)
+        except CannotOverwriteExistingCassetteException as exc:
+            raise Cassette.miss(exc, self.cassette.path if self.cassette else Path("?")) from None
+        except httpx.HTTPError as exc:
+            raise self._transport_error(request, exc) from exc
+
+    async def _asend(self, request: httpx.Request) -> httpx.Response:
+        attempts = (
+            self.retry.async_retrying() if self.retry.should_retry(request.method) else None
+        )
+        try:
+            if attempts is None:
+                return await self._asend_once(request)
+            return await attempts(self._asend_once, request)
+        except CannotOverwriteExistingCassetteException as exc:
+            raise Cassette.miss(exc, self.cassette.path if self.cassette else Path("?")) from None
+        except httpx.HTTPError as exc:
+            raise self._transport_error(request, exc) from exc
+
+    def _send_once(self, request: httpx.Request) -> httpx.Response:
+        response = self._client.send(request)
+        response.read()
+        return response
+
+    async def _asend_once(self, request: httpx.Request) -> httpx.Response:
+        response = await self._aclient.send(request)
+        await response.aread()
+        return response
+
+    def _transport_error(self, request: httpx.Request, exc: httpx.HTTPError) -> TransportError:
+        url = self.redactor.text(str(request.url.copy_with(query=None)))
+        return TransportError(
+            f"{request.method} {url} failed: {type(exc).__name__}: {self.redactor.text(str(exc))}"
+        )
+
+    # -- cassette support ---------------------------------------------------------------
+
+    def _origins(self) -> dict[str, str]:
+        return {
+            running.base_url.rstrip("/"): canonical_origin(name)
+            for name, running in self.apps.items()
+        }
+
+    def _secret_params(self) -> frozenset[str]:
+        return frozenset(
+            app.auth.name for app in self.catalog.apps.values()
+            if isinstance(app.auth, ApiKeyAuth) and app.auth.location == "query"
+        )
+
+    def _secrets(self) -> dict[str, str]:
+        names = {var for app in self.catalog.apps.values() for var in secret_env_vars(app.auth)}
+        return {name: self.env[name] for name in sorted(names) if self.env.get(name)}

@@ -1,0 +1,64 @@
+"""Each catalog API as an agent tool: a LangChain tool or an OpenAI tool schema.
+
+Tool names cannot hold a dot, so ``kinto.create_record`` is offered as
+``kinto__create_record``; ``api_id_of`` maps it back.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from langchain_core.tools import StructuredTool
+from toolbed.apis import Api
+
+from ._runtime import Runtime
+
+__all__ = ["api_id_of", "langchain_tool", "langchain_tools", "openai_tool", "tool_name"]
+
+
+def tool_name(api_id: str) -> str:
+    """``kinto.create_record`` -> ``kinto__create_record`` (``^[a-zA-Z0-9_-]{1,64}$``)."""
+    return api_id.replace(".", "__", 1)
+
+
+def api_id_of(name: str) -> str:
+    """The inverse of ``tool_name``."""
+    return name.replace("__", ".", 1)
+
+
+def openai_tool(api: Api) -> dict[str, Any]:
+    """The API in OpenAI's function-calling format."""
+    return {
+        "type": "function",
+        "function": {
+            "name": tool_name(api.id),
+            "description": api.description,
+            "parameters": api.parameters,
+        },
+    }
+
+
+def langchain_tool(runtime: Runtime, api_id: str) -> StructuredTool:
+    """A LangChain tool that calls the API through ``runtime`` and returns the observation."""
+    api = runtime.catalog.api(api_id)
+
+    def run(**kwargs: Any) -> str:
+        return runtime.observe(api.id, kwargs).model_dump_json()
+
+    async def arun(**kwargs: Any) -> str:
+        return (await runtime.aobserve(api.id, kwargs)).model_dump_json()
+
+    return StructuredTool.from_function(
+        func=run,
+        coroutine=arun,
+        name=tool_name(api.id),
+        description=api.description,
+        args_schema=api.parameters,
+    )
+
+
+def langchain_tools(runtime: Runtime, api_ids: Iterable[str] | None = None) -> list[StructuredTool]:
+    """Tools for the given API ids (default: the whole catalog)."""
+    ids = list(api_ids) if api_ids is not None else list(runtime.catalog.apis)
+    return [langchain_tool(runtime, api_id) for api_id in ids]

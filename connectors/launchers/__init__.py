@@ -1,0 +1,27 @@
+"""Launchers of the self-hosted apps: one module per app, registered by name."""
+
+from ._base import (
+    Launcher,
+    RunningApp,
+    forget_running,
+    free_port,
+    get_launcher,
+    launch,
+    launcher_names,
+    running_apps,
+    save_running,
+    stop_app,
+)
+
+__all__ = [
+    "Launcher",
+    "RunningApp",
+    "forget_running",
+    "free_port",
+    "get_launcher",
+    "launch",
+    "launcher_names",
+    "running_apps",
+    "save_running",
+    "stop_app",
+]

@@ -1,0 +1,341 @@
+"""Install, start and stop a real self-hosted app on 127.0.0.1.
+
+Each app is installed in its own virtualenv under ``$TOOLBED_HOME/apps/<app>/`` at
+the version its catalog file pins, so apps never share dependencies with toolbed or
+with each other. A start picks a free loopback port, a fresh temporary data dir and
+fresh credentials (or the ones set in the env), waits until the app answers over
+HTTP, and returns a ``RunningApp``. ``toolbed apps up`` keeps that record in
+``$TOOLBED_HOME/run/<app>.json`` (mode 0600: it holds the generated password) so
+that later commands find the app; ``down`` kills the process group and deletes the
+data dir.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager, suppress
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import ClassVar
+
+import httpx
+from toolbed.apis import App, BasicAuth, Catalog, load_catalog
+
+from toolbed.errors import AppInstallError, AppNotInstalledError, AppStartError, ToolbedError
+from toolbed.paths import home_dir
+from toolbed.registry import lookup, names
+
+__all__ = [
+    "Launcher",
+    "RunningApp",
+    "get_launcher",
+    "launch",
+    "launcher_names",
+    "running_apps",
+    "stop_app",
+]
+
+LOOPBACK = "127.0.0.1"
+
+
+@dataclass
+class RunningApp:
+    """A started app: where it answers and what it needs to be called."""
+
+    app: str
+    base_url: str
+    pid: int
+    version: str
+    data_dir: str
+    log_path: str
+    env: dict[str, str] = field(default_factory=dict)
+    """Credentials, as the env vars the app's catalog auth reads."""
+    started_at: float = field(default_factory=time.time)
+
+    @property
+    def port(self) -> int:
+        return httpx.URL(self.base_url).port or 80
+
+
+class Launcher:
+    """Base class: subclasses say how to configure, start and bootstrap one app."""
+
+    package: ClassVar[str]
+    """The PyPI distribution to install (its version comes from the catalog)."""
+    health_path: ClassVar[str] = "/"
+    user: ClassVar[str] = "alice"
+    """The account toolbed creates; the password is per run."""
+    start_timeout: ClassVar[float] = 30.0
+
+    def __init__(self, app: App):
+        if app.tier != "selfhosted" or not app.version:
+            raise ToolbedError(f"{app.app} is not a self-hosted app with a pinned version")
+        self.app = app
+
+    # -- install ---------------------------------------------------------------------
+
+    @property
+    def install_dir(self) -> Path:
+        return home_dir() / "apps" / self.app.app
+
+    @property
+    def bin_dir(self) -> Path:
+        return self.install_dir / "venv" / "bin"
+
+    @property
+    def requirement(self) -> str:
+        return f"{self.package}=={self.app.version}"
+
+    def installed_version(self) -> str | None:
+        marker = self.install_dir / "installed.json"
+        if not marker.is_file():
+            return None
+        return json.loads(marker.read_text()).get("version")
+
+    def install(self) -> bool:
+        """Install the pinned version; returns False when it was already there."""
+        if self.installed_version() == self.app.version:
+            return False
+        venv = self.install_dir / "venv"
+        shutil.rmtree(venv, ignore_errors=True)
+        self.install_dir.mkdir(parents=True, exist_ok=True)
+        steps = [
+            [sys.executable, "-m", "venv", str(venv)],
+            [str(self.bin_dir / "python"), "-m", "pip", "install", "--quiet",
+             "--disable-pip-version-check", self.requirement],
+        ]
+        for cmd in steps:
+            proc = subprocess.run(cmd, capture_output=True, text=True)
+            if proc.returncode != 0:
+                out = (proc.stderr or proc.stdout).strip().splitlines()
+                tail = "\n".join(out)[-1500:]
+                raise AppInstallError(
+                    f"installing {self.requirement} for {self.app.app} failed "
+                    f"(is the package registry reachable?):\n{tail}"
+                )
+        (self.install_dir / "installed.json").write_text(
+            json.dumps({"version": self.app.version, "requirement": self.requirement})
+        )
+        return True
+
+    def require_installed(self) -> None:
+        found = self.installed_version()
+        if found != self.app.version:
+            state = f"version {found} is installed" if found else "it is not installed"
+            raise AppNotInstalledError(
+                f"{self.app.app} {self.app.version} is needed but {state}; "
+                f"run `toolbed apps install {self.app.app}`"
+            )
+
+    # -- what subclasses provide -------------------------------------------------------
+
+    def configure(self, data_dir: Path, port: int, env: dict[str, str]) -> list[str]:
+        """Write config files into ``data_dir``; return the command that starts the app."""
+        raise NotImplementedError
+
+    def bootstrap(self, base_url: str, env: dict[str, str]) -> None:
+        """Create accounts or anything else the app needs once it answers."""
+
+    # -- start / stop -------------------------------------------------------------------
+
+    def credentials(self) -> dict[str, str]:
+        """Env vars for the app's auth: the fixed user and a per-run password.
+
+        A password already set in the environment is used instead, so a user (or a
+        test) can choose it.
+        """
+        auth = self.app.auth
+        if not isinstance(auth, BasicAuth):
+            return {}
+        password = os.environ.get(auth.password_env) or secrets.token_urlsafe(18)
+        return {auth.user_env: self.user, auth.password_env: password}
+
+    def password(self, env: dict[str, str]) -> str:
+        """This run's password, from the credentials of ``credentials()``."""
+        auth = self.app.auth
+        assert isinstance(auth, BasicAuth), f"{self.app.app} has no basic auth"
+        return env[auth.password_env]
+
+    def start(self, *, port: int | None = None, data_dir: str | Path | None = None) -> RunningApp:
+        """Start the app and wait until it answers; raises ``AppStartError`` if it does not."""
+        self.require_installed()
+        port = port or free_port()
+        data = Path(data_dir or tempfile.mkdtemp(prefix=f"toolbed-{self.app.app}-"))
+        data.mkdir(parents=True, exist_ok=True)
+        env = self.credentials()
+        cmd = self.configure(data, port, env)
+        log_path = data / "server.log"
+        base_url = f"http://{LOOPBACK}:{port}"
+        with open(log_path, "wb") as log:
+            proc = subprocess.Popen(
+                cmd, cwd=data, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                start_new_session=True, env={**_clean_env(), "HOME": str(data)},
+            )
+        running = RunningApp(
+            app=self.app.app, base_url=base_url, pid=proc.pid, version=self.app.version or "",
+            data_dir=str(data), log_path=str(log_path), env=env,
+        )
+        try:
+            self._wait_healthy(proc, base_url, log_path)
+            self.bootstrap(base_url, env)
+        except BaseException:
+            stop_app(running)
+            raise
+        return running
+
+    def _wait_healthy(self, proc: subprocess.Popen, base_url: str, log_path: Path) -> None:
+        deadline = time.monotonic() + self.start_timeout
+        with httpx.Client(timeout=2.0) as client:
+            while time.monotonic() < deadline:
+                if proc.poll() is not None:
+                    raise AppStartError(
+                        f"{self.app.app} exited with code {proc.returncode} while starting; "
+                        f"its log ({log_path}) ends with:\n{_tail(log_path)}"
+                    )
+                try:
+                    if client.get(base_url + self.health_path).status_code < 500:
+                        return
+                except httpx.TransportError:
+                    pass
+                time.sleep(0.1)
+        raise AppStartError(
+            f"{self.app.app} did not answer on {base_url} within {self.start_timeout:.0f} s; "
+            f"its log ({log_path}) ends with:\n{_tail(log_path)}"
+        )
+
+    @contextmanager
+    def running(self, **kwargs: object) -> Iterator[RunningApp]:
+        """Start the app for the ``with`` block and stop it afterwards, also on error."""
+        app = self.start(**kwargs)  # type: ignore[arg-type]
+        try:
+            yield app
+        finally:
+            stop_app(app)
+
+
+def get_launcher(name: str, catalog: Catalog | None = None) -> Launcher:
+    """The launcher of self-hosted app ``name``, bound to its catalog entry."""
+    from . import kinto, radicale  # noqa: F401  (registers the launchers)
+
+    catalog = catalog or load_catalog()
+    cls = lookup("launcher", name)
+    return cls(catalog.app(name))
+
+
+def launcher_names() -> list[str]:
+    from . import kinto, radicale  # noqa: F401
+
+    return names("launcher")
+
+
+@contextmanager
+def launch(name: str, catalog: Catalog | None = None, **kwargs: object) -> Iterator[RunningApp]:
+    """``with launch("kinto") as app:`` runs a fresh Kinto for the block."""
+    with get_launcher(name, catalog).running(**kwargs) as app:
+        yield app
+
+
+def stop_app(app: RunningApp, *, keep_data: bool = False) -> None:
+    """Stop the app's whole process group and delete its data dir."""
+    try:
+        os.killpg(app.pid, signal.SIGTERM)
+    except ProcessLookupError:
+        pass
+    else:
+        deadline = time.monotonic() + 5
+        while time.monotonic() < deadline and _alive(app.pid):
+            time.sleep(0.05)
+        if _alive(app.pid):
+            with suppress(ProcessLookupError):
+                os.killpg(app.pid, signal.SIGKILL)
+    _reap(app.pid)
+    if not keep_data:
+        shutil.rmtree(app.data_dir, ignore_errors=True)
+
+
+# -- state of `toolbed apps up` ----------------------------------------------------------
+
+
+def _run_dir() -> Path:
+    path = home_dir() / "run"
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def save_running(app: RunningApp) -> None:
+    path = _run_dir() / f"{app.app}.json"
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w") as fh:
+        json.dump(asdict(app), fh)
+
+
+def forget_running(name: str) -> None:
+    (_run_dir() / f"{name}.json").unlink(missing_ok=True)
+
+
+def running_apps() -> dict[str, RunningApp]:
+    """Apps started by ``toolbed apps up`` whose process is still alive."""
+    found = {}
+    for path in sorted(_run_dir().glob("*.json")):
+        try:
+            app = RunningApp(**json.loads(path.read_text()))
+        except (ValueError, TypeError):
+            continue
+        if _alive(app.pid):
+            found[app.app] = app
+    return found
+
+
+# -- helpers -----------------------------------------------------------------------------
+
+
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 that nothing listens on right now."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind((LOOPBACK, 0))
+        return sock.getsockname()[1]
+
+
+def _alive(pid: int) -> bool:
+    try:
+        waited, _ = os.waitpid(pid, os.WNOHANG)
+        if waited == pid:
+            return False
+    except ChildProcessError:
+        pass
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _reap(pid: int) -> None:
+    with suppress(ChildProcessError):
+        os.waitpid(pid, os.WNOHANG)
+
+
+def _tail(path: Path, lines: int = 15) -> str:
+    try:
+        text = path.read_text(errors="replace").splitlines()
+    except OSError:
+        return "(no log)"
+    return "\n".join(text[-lines:]) or "(empty log)"
+
+
+def _clean_env() -> dict[str, str]:
+    # the app gets PATH and locale, never toolbed's secrets
+    keep = ("PATH", "LANG", "LC_ALL", "TZ", "TMPDIR")
+    return {k: os.environ[k] for k in keep if k in os.environ}

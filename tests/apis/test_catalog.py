@@ -1,0 +1,54 @@
+"""The shipped catalog loads, and each entry keeps the catalog's rules."""
+
+from __future__ import annotations
+
+from toolbed.apis import Catalog
+
+
+def test_catalog_loads_both_selfhosted_apps(catalog: Catalog):
+    assert {"kinto", "radicale"} <= set(catalog.apps)
+    for name in ("kinto", "radicale"):
+        assert len(catalog.filter(app=name)) >= 15
+
+
+def test_api_ids_are_app_dot_name(catalog: Catalog):
+    for api_id, api in catalog.apis.items():
+        assert api_id == f"{api.app}.{api.name}"
+        assert catalog.api(api_id) is api
+
+
+def test_every_api_has_docs_and_a_json_schema(catalog: Catalog):
+    for api in catalog:
+        owner = catalog.app_of(api)
+        assert (api.docs or owner.docs).startswith("https://")
+        schema = api.parameters
+        assert schema["type"] == "object" and schema["additionalProperties"] is False
+        assert set(schema["required"]) <= set(schema["properties"])
+
+
+def test_every_write_declares_its_undo_or_why_not(catalog: Catalog):
+    writes = [api for api in catalog if api.effect == "write"]
+    assert writes
+    for api in writes:
+        assert api.undo or api.irreversible, api.id
+        if api.undo:
+            target = catalog.api(f"{api.app}.{api.undo.api}")
+            assert set(target.required) <= set(api.undo.bind), api.id
+
+
+def test_every_selfhosted_api_is_in_its_apps_exercise(catalog: Catalog):
+    for app in catalog.apps.values():
+        if app.tier != "selfhosted":
+            continue
+        exercised = {step.api for step in app.exercise}
+        missing = {api.name for api in app.apis} - exercised
+        assert not missing, f"{app.app}: not exercised: {sorted(missing)}"
+
+
+def test_filters(catalog: Catalog):
+    kinto = catalog.filter(app="kinto")
+    assert kinto and all(api.app == "kinto" for api in kinto)
+    assert catalog.filter(tier="selfhosted") == [
+        api for api in catalog if catalog.app_of(api).tier == "selfhosted"
+    ]
+    assert catalog.filter(domain="no such domain") == []

@@ -1,0 +1,110 @@
+"""A bad catalog file fails at load time with the file, the API and the field named."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import yaml
+from toolbed.apis import load_app, load_catalog
+
+from toolbed.errors import CatalogError, UnknownApiError
+
+GOOD = {
+    "app": "notes",
+    "name": "Notes",
+    "domain": "notes",
+    "tier": "hosted",
+    "base_url": "https://notes.example/api",
+    "docs": "https://notes.example/docs",
+    "apis": [
+        {
+            "name": "create_note",
+            "description": "Create a note with a title; returns the note and its id.",
+            "effect": "write",
+            "http": {"method": "POST", "path": "/notes"},
+            "args": {"title": {"type": "string", "in": "body", "description": "Title"}},
+            "required": ["title"],
+            "undo": {"api": "delete_note", "bind": {"note_id": "response.body.id"}},
+        },
+        {
+            "name": "delete_note",
+            "description": "Delete a note by id; deleted notes cannot be recovered.",
+            "effect": "write",
+            "http": {"method": "DELETE", "path": "/notes/{note_id}"},
+            "args": {"note_id": {"type": "string", "in": "path", "description": "Note id"}},
+            "required": ["note_id"],
+            "irreversible": "the service has no trash",
+        },
+    ],
+}
+
+
+def write(tmp_path: Path, data: object, name: str = "notes.yaml") -> Path:
+    path = tmp_path / name
+    path.write_text(data if isinstance(data, str) else yaml.safe_dump(data))
+    return path
+
+
+def edited(change) -> dict:
+    data = yaml.safe_load(yaml.safe_dump(GOOD))
+    change(data)
+    return data
+
+
+def test_a_good_file_loads(tmp_path):
+    app = load_app(write(tmp_path, GOOD))
+    assert [api.id for api in app.apis] == ["notes.create_note", "notes.delete_note"]
+
+
+def test_malformed_yaml_names_file_and_line(tmp_path):
+    path = write(tmp_path, "app: notes\napis: [\n  - {name: x\n")
+    with pytest.raises(CatalogError) as err:
+        load_app(path)
+    message = str(err.value)
+    assert str(path) in message and "malformed YAML at line" in message
+
+
+@pytest.mark.parametrize(
+    ("change", "expected"),
+    [
+        (lambda d: d["apis"][0]["http"].update(method="PUTT"),
+         "API 'create_note', field http.method: Value error, unknown HTTP method 'PUTT'"),
+        (lambda d: d["apis"][0]["undo"].update(api="remove_note"),
+         "undo names unknown API 'remove_note'"),
+        (lambda d: d["apis"][1]["http"].update(path="/notes/{id}"),
+         "API 'delete_note'"),
+        (lambda d: d["apis"][0].pop("undo"),
+         "a write API needs 'undo'"),
+        (lambda d: d["apis"][0]["args"]["title"].pop("description"),
+         "API 'create_note', field args.title.schema"),
+        (lambda d: d["apis"][0]["undo"]["bind"].update(note_id="response.[["),
+         "is not a JMESPath expression"),
+        (lambda d: d.update(base_url="http://notes.example"),
+         "must use https://"),
+    ],
+)
+def test_inconsistent_entries_name_the_api_and_field(tmp_path, change, expected):
+    path = write(tmp_path, edited(change))
+    with pytest.raises(CatalogError) as err:
+        load_app(path)
+    message = str(err.value)
+    assert message.startswith(str(path)), message
+    assert expected.replace("Value error, ", "") in message, message
+
+
+def test_file_name_must_match_app_id(tmp_path):
+    with pytest.raises(CatalogError, match="must match the file name"):
+        load_app(write(tmp_path, GOOD, name="other.yaml"))
+
+
+def test_missing_folder(tmp_path):
+    with pytest.raises(CatalogError, match="no such catalog file or folder"):
+        load_catalog(tmp_path / "nope")
+
+
+def test_unknown_api_id_suggests_close_ones(catalog):
+    with pytest.raises(UnknownApiError) as err:
+        catalog.api("kinto.create_recrod")
+    assert "kinto.create_record" in str(err.value)
+    assert "toolbed apis list" in str(err.value)

@@ -1,0 +1,120 @@
+"""Shared fixtures.
+
+Live fixtures start the real self-hosted apps on 127.0.0.1 with temporary data and
+stop them afterwards, also when a test fails. A missing app is an error that says
+to run `toolbed apps install`, never a skip.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+from toolbed.apis import App, Catalog, load_catalog
+from toolbed.connectors import RunningApp, launch, launcher_names
+
+
+@pytest.fixture(scope="session")
+def catalog() -> Catalog:
+    return load_catalog()
+
+
+@pytest.fixture(scope="session")
+def selfhosted_names() -> list[str]:
+    return launcher_names()
+
+
+@pytest.fixture(scope="session")
+def kinto(catalog: Catalog) -> Iterator[RunningApp]:
+    with launch("kinto", catalog) as app:
+        yield app
+
+
+@pytest.fixture(scope="session")
+def radicale(catalog: Catalog) -> Iterator[RunningApp]:
+    with launch("radicale", catalog) as app:
+        yield app
+
+
+DEMO = {
+    "app": "demo",
+    "name": "Demo service",
+    "domain": "testing",
+    "tier": "hosted",
+    "base_url": "https://api.demo.example/v2",
+    "docs": "https://docs.demo.example/",
+    "auth": {"scheme": "api_key", "in": "query", "name": "appid", "env": "DEMO_API_KEY"},
+    "apis": [
+        {
+            "name": "get_item",
+            "description": "Fetch one item by its id, with optional expansion of related items.",
+            "effect": "read",
+            "http": {"method": "GET", "path": "/items/{item_id}"},
+            "args": {
+                "item_id": {"type": "string", "in": "path", "description": "Item id"},
+                "expand": {"type": "array", "items": {"type": "string"},
+                           "in": "query",
+                           "description": "Related objects to include"},
+                "filters": {"type": "object", "in": "query",
+                            "description": "Field filters, one query parameter per key"},
+                "units": {"type": "string", "enum": ["metric", "imperial"], "in": "query",
+                          "default": "metric", "description": "Unit system"},
+            },
+            "required": ["item_id"],
+        },
+        {
+            "name": "create_item",
+            "description": "Create an item with a title and tags; returns the new item.",
+            "effect": "write",
+            "http": {"method": "POST", "path": "/items"},
+            "args": {
+                "title": {"type": "string", "in": "body", "field": "data.title",
+                          "description": "Title"},
+                "tags": {"type": "array", "items": {"type": "string"}, "in": "body",
+                         "field": "data.tags", "description": "Tags"},
+                "request_id": {"type": "string", "in": "header", "field": "X-Request-Id",
+                               "description": "Idempotency key"},
+            },
+            "required": ["title"],
+            "undo": {"api": "delete_item", "bind": {"item_id": "response.body.id"}},
+        },
+        {
+            "name": "delete_item",
+            "description": "Delete an item by its id; the item can be created again afterwards.",
+            "effect": "write",
+            "http": {"method": "DELETE", "path": "/items/{item_id}"},
+            "args": {"item_id": {"type": "string", "in": "path", "description": "Item id"}},
+            "required": ["item_id"],
+            "irreversible": "the demo service keeps no copy of deleted items",
+        },
+        {
+            "name": "put_note",
+            "description": "Store a plain-text note under a name, replacing any note of that name.",
+            "effect": "write",
+            "http": {"method": "PUT", "path": "/notes/{name}",
+                     "body": {"encoding": "text", "content_type": "text/plain"}},
+            "args": {
+                "name": {"type": "string", "in": "path", "description": "Note name"},
+                "text": {"type": "string", "in": "body", "description": "Note text"},
+            },
+            "required": ["name", "text"],
+            "irreversible": "demo",
+        },
+        {
+            "name": "find",
+            "description": "Search items whose display name matches a phrase, as a WebDAV report.",
+            "effect": "read",
+            "http": {"method": "REPORT", "path": "/items/", "headers": {"Depth": "1"},
+                     "body": {"encoding": "xml",
+                              "template": "<q><match>$phrase</match></q>"}},
+            "args": {"phrase": {"type": "string", "in": "body", "description": "Phrase"}},
+            "required": ["phrase"],
+        },
+    ],
+}
+
+
+@pytest.fixture
+def demo_catalog() -> Catalog:
+    """A small hosted app that exercises every placement and encoding (no network)."""
+    return Catalog([App.model_validate(DEMO)])

@@ -1,0 +1,58 @@
+"""Credentials come from the environment, and a missing one is named."""
+
+from __future__ import annotations
+
+import base64
+
+import httpx
+import pytest
+from toolbed.apis import App, Catalog
+from toolbed.connectors import Runtime, auth_for
+
+from tests.conftest import DEMO
+from toolbed.errors import CredentialError
+
+
+def app_with(auth: dict) -> App:
+    return App.model_validate({**DEMO, "auth": auth})
+
+
+def test_api_key_in_query(demo_catalog):
+    headers, params = auth_for(demo_catalog.app("demo"), {"DEMO_API_KEY": "k1"})
+    assert (headers, params) == ({}, {"appid": "k1"})
+
+
+def test_api_key_in_header_with_prefix():
+    app = app_with({"scheme": "api_key", "in": "header", "name": "Authorization",
+                    "env": "DEMO_TOKEN", "prefix": "Token "})
+    assert auth_for(app, {"DEMO_TOKEN": "t"}) == ({"Authorization": "Token t"}, {})
+
+
+def test_bearer_and_basic():
+    bearer = app_with({"scheme": "bearer", "env": "DEMO_TOKEN"})
+    assert auth_for(bearer, {"DEMO_TOKEN": "t"})[0] == {"Authorization": "Bearer t"}
+    basic = app_with({"scheme": "basic", "user_env": "DEMO_USER", "password_env": "DEMO_PW"})
+    header = auth_for(basic, {"DEMO_USER": "u", "DEMO_PW": "p"})[0]["Authorization"]
+    assert base64.b64decode(header.removeprefix("Basic ")) == b"u:p"
+
+
+def test_missing_env_key_is_named_and_nothing_is_sent(demo_catalog):
+    sent = []
+    transport = httpx.MockTransport(lambda r: sent.append(r) or httpx.Response(200))
+    with Runtime(demo_catalog, env={}, transport=transport) as rt, pytest.raises(
+        CredentialError
+    ) as err:
+        rt.call("demo.get_item", {"item_id": "1"})
+    assert sent == []
+    assert str(err.value) == (
+        "demo needs the environment variable DEMO_API_KEY (API key); set it with "
+        "`export DEMO_API_KEY=...` or get one at https://docs.demo.example/"
+    )
+
+
+def test_selfhosted_hint_points_at_apps_up():
+    data = {**DEMO, "tier": "selfhosted", "base_url": None, "version": "1.0",
+            "auth": {"scheme": "bearer", "env": "DEMO_TOKEN"}}
+    app = Catalog([App.model_validate(data)]).app("demo")
+    with pytest.raises(CredentialError, match="toolbed apps up demo"):
+        auth_for(app, {})

@@ -1,0 +1,114 @@
+"""Record a run into a cassette, replay it offline, and keep secrets out of it."""
+
+from __future__ import annotations
+
+import base64
+import json
+
+import httpx
+import pytest
+from toolbed.connectors import Mode, Runtime, json_body, parse_mode
+
+from toolbed.errors import CassetteNotFoundError, ReplayMissError, ToolbedError
+
+KEY = "canary-key-0f9c2e71"
+
+
+def server(request: httpx.Request) -> httpx.Response:
+    """Stands in for the remote service while recording."""
+    if request.method == "POST":
+        body = json.loads(request.content)
+        return httpx.Response(201, json={"id": "it-1", **body["data"], "password": "hunter22"})
+    return httpx.Response(200, json={"id": "it-1", "echo_key": request.url.params.get("appid")})
+
+
+def offline(request: httpx.Request) -> httpx.Response:
+    raise AssertionError(f"replay reached the transport: {request.url}")
+
+
+def record(catalog, path, calls):
+    with Runtime(catalog, mode="record", cassette=path, env={"DEMO_API_KEY": KEY},
+                 transport=httpx.MockTransport(server)) as rt:
+        return [rt.call(api, args) for api, args in calls]
+
+
+CALLS = [
+    ("demo.create_item", {"title": "Milk", "tags": ["food"]}),
+    ("demo.get_item", {"item_id": "it-1"}),
+    ("demo.get_item", {"item_id": "it-1"}),
+]
+
+
+def test_replay_gives_the_recorded_observations_without_the_network(demo_catalog, tmp_path):
+    path = tmp_path / "run.yaml"
+    recorded = record(demo_catalog, path, CALLS)
+    with Runtime(demo_catalog, mode="replay", cassette=path, env={},
+                 transport=httpx.MockTransport(offline)) as rt:
+        replayed = [rt.call(api, args) for api, args in CALLS]
+    assert replayed == recorded
+    assert recorded[0].body["password"] == "<redacted>"
+    assert recorded[1].body["echo_key"] == "<DEMO_API_KEY>"
+
+
+def test_secrets_never_reach_the_cassette(demo_catalog, tmp_path):
+    path = tmp_path / "run.yaml"
+    record(demo_catalog, path, CALLS)
+    text = path.read_text()
+    assert KEY not in text
+    assert base64.b64encode(KEY.encode()).decode() not in text
+    assert "hunter22" not in text
+    assert "appid" not in text  # the key's query parameter is dropped whole
+
+
+def test_a_request_that_was_not_recorded_is_a_clear_error(demo_catalog, tmp_path):
+    path = tmp_path / "run.yaml"
+    record(demo_catalog, path, CALLS[:1])
+    with Runtime(demo_catalog, mode="replay", cassette=path,
+                 transport=httpx.MockTransport(offline)) as rt, pytest.raises(
+        ReplayMissError
+    ) as err:
+        rt.call("demo.get_item", {"item_id": "other"})
+    message = str(err.value)
+    assert "has no recorded response for GET https://api.demo.example/v2/items/other" in message
+    assert "re-record with --mode record" in message
+
+
+def test_each_recording_plays_once_in_order(demo_catalog, tmp_path):
+    path = tmp_path / "run.yaml"
+    record(demo_catalog, path, CALLS[1:2])
+    with Runtime(demo_catalog, mode="replay", cassette=path,
+                 transport=httpx.MockTransport(offline)) as rt:
+        assert rt.call("demo.get_item", {"item_id": "it-1"}).status == 200
+        with pytest.raises(ReplayMissError):
+            rt.call("demo.get_item", {"item_id": "it-1"})
+
+
+def test_missing_cassette(demo_catalog, tmp_path):
+    with pytest.raises(CassetteNotFoundError) as err:
+        Runtime(demo_catalog, mode="replay", cassette=tmp_path / "nope.yaml").open()
+    assert "no cassette at" in str(err.value) and "--mode record" in str(err.value)
+
+
+def test_record_and_replay_need_a_cassette_path(demo_catalog):
+    with pytest.raises(ToolbedError, match="needs a cassette path"):
+        Runtime(demo_catalog, mode="replay")
+
+
+def test_unknown_mode_lists_the_valid_ones():
+    assert parse_mode("replay") is Mode.REPLAY
+    with pytest.raises(ToolbedError, match="use one of: live, record, replay"):
+        parse_mode("playback")
+
+
+class _R:
+    def __init__(self, body):
+        self.body = body
+
+
+def test_json_body_matcher_compares_parsed_json():
+    json_body(_R(b'{"a": 1, "b": 2}'), _R(b'{"b":2,"a":1}'))
+    json_body(_R(b"BEGIN:VCALENDAR"), _R(b"BEGIN:VCALENDAR"))
+    with pytest.raises(AssertionError):
+        json_body(_R(b'{"a": 1}'), _R(b'{"a": 2}'))
+    with pytest.raises(AssertionError):
+        json_body(_R(b"x"), _R(b"y"))

@@ -1,0 +1,63 @@
+"""Starting an app that cannot start, or is not installed, gives one clear error."""
+
+from __future__ import annotations
+
+import os
+import socket
+from pathlib import Path
+
+import pytest
+from toolbed.connectors import get_launcher
+from toolbed.connectors.launchers import free_port, running_apps
+
+from toolbed.errors import AppNotInstalledError, AppStartError
+
+pytestmark = pytest.mark.live
+
+
+def test_a_port_already_taken_is_reported_with_the_apps_log(catalog):
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        launcher = get_launcher("radicale", catalog)
+        launcher.start_timeout = 10
+        with pytest.raises(AppStartError) as err:
+            launcher.start(port=port)
+    message = str(err.value)
+    assert message.startswith("radicale exited with code")
+    assert "its log" in message and "Address already in use" in message
+
+
+def test_an_app_that_is_not_installed_says_how_to_install_it(catalog, tmp_path, monkeypatch):
+    monkeypatch.setenv("TOOLBED_HOME", str(tmp_path))
+    with pytest.raises(AppNotInstalledError) as err:
+        get_launcher("kinto", catalog).start()
+    assert str(err.value) == (
+        "kinto 26.5.0 is needed but it is not installed; run `toolbed apps install kinto`"
+    )
+
+
+def test_stopping_removes_the_process_and_the_data(catalog):
+    launcher = get_launcher("radicale", catalog)
+    with launcher.running() as app:
+        data_dir = app.data_dir
+    assert not Path(data_dir).exists()
+    with pytest.raises(ProcessLookupError):
+        os.kill(app.pid, 0)
+
+
+def test_free_port_is_on_loopback_and_unused():
+    port = free_port()
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", port))  # would raise if something held it
+
+
+def test_running_apps_ignores_dead_records(tmp_path, monkeypatch):
+    monkeypatch.setenv("TOOLBED_HOME", str(tmp_path))
+    (tmp_path / "run").mkdir()
+    (tmp_path / "run" / "kinto.json").write_text(
+        '{"app": "kinto", "base_url": "http://127.0.0.1:1", "pid": 999999999, '
+        '"version": "x", "data_dir": "/nonexistent", "log_path": "/nonexistent"}'
+    )
+    assert running_apps() == {}

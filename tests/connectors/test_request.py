@@ -1,0 +1,106 @@
+"""Requests are built from the catalog, validated first, and never leave the API's path."""
+
+from __future__ import annotations
+
+import json
+
+import httpx
+import pytest
+from toolbed.connectors import Runtime, build_request
+
+from toolbed.errors import ArgumentError, UnsafeArgumentError
+
+BASE = "https://api.demo.example/v2"
+
+
+def test_path_query_defaults_and_lists(demo_catalog):
+    api = demo_catalog.api("demo.get_item")
+    request = build_request(api, {"item_id": "a b", "expand": ["owner", "tags"]}, BASE)
+    assert request.method == "GET"
+    assert request.url.raw_path == b"/v2/items/a%20b?expand=owner&expand=tags&units=metric"
+
+
+def test_an_object_in_the_query_spreads_into_one_parameter_per_key(demo_catalog):
+    api = demo_catalog.api("demo.get_item")
+    request = build_request(
+        api, {"item_id": "1", "filters": {"min_due": "2026-01-01", "done": False}}, BASE
+    )
+    assert request.url.params.multi_items() == [
+        ("min_due", "2026-01-01"), ("done", "false"), ("units", "metric")
+    ]
+
+
+def test_json_body_fields_nest_and_headers_are_set(demo_catalog):
+    api = demo_catalog.api("demo.create_item")
+    request = build_request(
+        api, {"title": "Milk", "tags": ["food"], "request_id": "r-1"}, BASE,
+        auth_params={"appid": "k"},
+    )
+    assert json.loads(request.content) == {"data": {"title": "Milk", "tags": ["food"]}}
+    assert request.headers["content-type"] == "application/json"
+    assert request.headers["x-request-id"] == "r-1"
+    assert request.url.params["appid"] == "k"
+
+
+def test_raw_text_body(demo_catalog):
+    api = demo_catalog.api("demo.put_note")
+    request = build_request(api, {"name": "todo", "text": "BEGIN:VCALENDAR\n"}, BASE)
+    assert request.content == b"BEGIN:VCALENDAR\n"
+    assert request.headers["content-type"] == "text/plain"
+
+
+def test_xml_template_escapes_values(demo_catalog):
+    api = demo_catalog.api("demo.find")
+    request = build_request(api, {"phrase": 'a<b & "c"'}, BASE)
+    assert request.content == b"<q><match>a&lt;b &amp; &quot;c&quot;</match></q>"
+    assert request.headers["depth"] == "1"
+
+
+@pytest.mark.parametrize(
+    "value", ["../../admin", "..", ".", "", "http://evil.example", "a/b", "a\\b"]
+)
+def test_a_path_value_cannot_leave_the_path(demo_catalog, value):
+    api = demo_catalog.api("demo.get_item")
+    with pytest.raises(UnsafeArgumentError) as err:
+        build_request(api, {"item_id": value}, BASE)
+    assert "is not a single path segment" in str(err.value)
+    assert "'item_id'" in str(err.value)
+
+
+def test_characters_that_could_change_the_origin_are_encoded(demo_catalog):
+    api = demo_catalog.api("demo.get_item")
+    request = build_request(api, {"item_id": "@evil.example:80?x=#frag"}, BASE)
+    assert request.url.host == "api.demo.example"
+    assert request.url.raw_path.startswith(b"/v2/items/%40evil.example%3A80%3Fx%3D%23frag")
+
+
+@pytest.mark.parametrize(
+    ("args", "expected"),
+    [
+        ({}, "'item_id' is a required property"),
+        ({"item_id": 5}, "item_id: 5 is not of type 'string'"),
+        ({"item_id": "x", "units": "kelvin"}, "units: 'kelvin' is not one of"),
+        ({"item_id": "x", "colour": "red"}, "Additional properties are not allowed"),
+    ],
+)
+def test_schema_violations_are_refused(demo_catalog, args, expected):
+    with pytest.raises(ArgumentError) as err:
+        build_request(demo_catalog.api("demo.get_item"), args, BASE)
+    assert expected in str(err.value)
+    assert str(err.value).startswith("demo.get_item: invalid arguments")
+
+
+def test_a_bad_call_sends_nothing_and_becomes_an_error_observation(demo_catalog):
+    sent = []
+    transport = httpx.MockTransport(lambda request: sent.append(request) or httpx.Response(200))
+    with Runtime(demo_catalog, env={"DEMO_API_KEY": "k"}, transport=transport) as rt:
+        bad = rt.observe("demo.get_item", {"item_id": "../../admin"})
+        wrong_type = rt.observe("demo.get_item", {"item_id": 7})
+        unknown = rt.observe("demo.get_itme", {})
+    assert sent == []
+    assert bad.error.type == "UnsafeArgumentError" and bad.status is None
+    assert wrong_type.error.type == "ArgumentError"
+    assert wrong_type.error.details == [
+        {"path": "item_id", "message": "7 is not of type 'string'"}
+    ]
+    assert unknown.error.type == "UnknownApiError" and "demo.get_item" in unknown.error.message

@@ -1,0 +1,109 @@
+"""The command line, used the way the README shows it."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from typer.testing import CliRunner
+
+from toolbed.cli import app
+from toolbed.paths import home_dir
+
+runner = CliRunner()
+
+
+def run(*args: str):
+    return runner.invoke(app, list(args))
+
+
+def test_apis_list_json_has_the_documented_fields(catalog):
+    result = run("apis", "list", "--json")
+    assert result.exit_code == 0, result.output
+    rows = json.loads(result.stdout)
+    assert len(rows) == len(catalog)
+    assert {"id", "app", "domain", "tier", "effect", "emulator"} <= set(rows[0])
+    assert {r["app"] for r in rows} >= {"kinto", "radicale"}
+
+
+def test_apis_list_filters(catalog):
+    rows = json.loads(run("apis", "list", "--app", "kinto", "--json").stdout)
+    assert rows and {r["app"] for r in rows} == {"kinto"}
+    rows = json.loads(run("apis", "list", "--tier", "hosted", "--json").stdout)
+    assert all(r["tier"] == "hosted" for r in rows)
+    table = run("apis", "list", "--app", "radicale")
+    assert table.exit_code == 0 and "radicale.create_event" in table.stdout
+
+
+def test_apis_show(catalog):
+    result = run("apis", "show", "kinto.create_record", "--json")
+    data = json.loads(result.stdout)
+    assert data["effect"] == "write" and data["undo"]["api"]
+    assert data["parameters"]["type"] == "object"
+    human = run("apis", "show", "radicale.create_event")
+    assert human.exit_code == 0 and "undo:" in human.stdout
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["apis", "show", "kinto.nope"], "Error: unknown API 'kinto.nope'"),
+        (["apis", "list", "--app", "nope"], "Error: unknown app 'nope'; the catalog has:"),
+        (["call", "kinto.list_buckets", "--args", "{bad"], "Error: --args is not valid JSON"),
+        (["call", "kinto.list_buckets", "--mode", "tape"], "Error: unknown mode 'tape'"),
+        (["call", "kinto.get_bucket", "--args", '{"bucket": "../../admin"}', "--mode", "replay",
+          "--cassette", "/nonexistent/c.yaml"], "Error: no cassette at /nonexistent/c.yaml"),
+        (["apps", "up", "nope"], "Error: no self-hosted app 'nope'; known: kinto, radicale"),
+    ],
+)
+def test_user_errors_are_one_line_without_traceback(args, message):
+    result = run(*args)
+    assert result.exit_code == 1
+    assert result.stderr.startswith(message), result.stderr
+    assert "Traceback" not in result.output
+
+
+@pytest.fixture
+def isolated_home(tmp_path, monkeypatch):
+    """A fresh TOOLBED_HOME that shares the installed apps but not the run state."""
+    apps = home_dir() / "apps"
+    monkeypatch.setenv("TOOLBED_HOME", str(tmp_path))
+    (tmp_path / "apps").symlink_to(apps)
+    yield tmp_path
+    run("apps", "down")
+
+
+@pytest.mark.live
+def test_apps_up_call_status_down(isolated_home, tmp_path):
+    up = run("apps", "up", "kinto")
+    assert up.exit_code == 0, up.output
+    assert "kinto 26.5.0: up at http://127.0.0.1:" in up.stdout
+
+    status = json.loads(run("apps", "status", "--json").stdout)
+    kinto = next(r for r in status if r["app"] == "kinto")
+    assert kinto["running"] and kinto["health"] == "ok"
+    assert kinto["url"].startswith("http://127.0.0.1:")
+
+    created = run("call", "kinto.create_bucket", "--args", '{"bucket": "household"}')
+    assert created.exit_code == 0, created.output
+    assert json.loads(created.stdout)["status"] == 201
+    listed = json.loads(run("call", "kinto.list_buckets").stdout)
+    assert [b["id"] for b in listed["body"]["data"]] == ["household"]
+
+    bad = run("call", "kinto.get_bucket", "--args", '{"bucket": "../../admin"}')
+    assert bad.exit_code == 1 and "not a single path segment" in bad.stderr
+
+    cassette = tmp_path / "one.yaml"
+    rec = run("call", "kinto.list_buckets", "--mode", "record", "--cassette", str(cassette))
+    assert rec.exit_code == 0 and cassette.is_file()
+
+    down = run("apps", "down", "kinto")
+    assert down.exit_code == 0 and "kinto: stopped" in down.stdout
+    assert not json.loads(run("apps", "status", "--json").stdout)[0]["running"]
+
+    stopped = run("call", "kinto.list_buckets")
+    assert stopped.exit_code == 1
+    assert "kinto is not running; start it with `toolbed apps up kinto`" in stopped.stderr
+    replay = run("call", "kinto.list_buckets", "--mode", "replay", "--cassette", str(cassette))
+    assert replay.exit_code == 0
+    assert json.loads(replay.stdout) == json.loads(rec.stdout)

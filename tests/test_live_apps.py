@@ -1,0 +1,102 @@
+"""Every catalog API of every self-hosted app, called live against the real app.
+
+Each test starts a fresh app on 127.0.0.1 (free port, temporary data dir, new
+credentials) and stops it afterwards, also when the test fails.
+"""
+
+from __future__ import annotations
+
+import base64
+import os
+
+import pytest
+from toolbed.connectors import Runtime, launch, launcher_names, run_exercise
+
+pytestmark = pytest.mark.live
+
+APPS = launcher_names()
+
+
+def failures(results) -> str:
+    return "\n".join(
+        f"{r.api_id} {r.args} -> {r.observation.status} "
+        f"{r.observation.error or str(r.observation.body)[:300]}"
+        for r in results if not r.ok
+    )
+
+
+@pytest.mark.parametrize("name", APPS)
+def test_every_api_answers_live(catalog, name):
+    with launch(name, catalog) as app, Runtime(catalog, apps={name: app}) as rt:
+        results = run_exercise(rt, name)
+    assert all(r.ok for r in results), failures(results)
+    called = {r.api_id for r in results}
+    assert called == {api.id for api in catalog.filter(app=name)}
+
+
+@pytest.mark.parametrize("name", APPS)
+def test_record_then_replay_with_the_app_stopped_gives_identical_observations(
+    catalog, name, tmp_path
+):
+    cassette = tmp_path / f"{name}.yaml"
+    with launch(name, catalog) as app, Runtime(
+        catalog, mode="record", cassette=cassette, apps={name: app}
+    ) as rt:
+        recorded = [r.observation for r in run_exercise(rt, name)]
+    # the app is stopped now: its process group is gone and its port is closed
+    with Runtime(catalog, mode="replay", cassette=cassette, apps={}) as rt:
+        replayed = [r.observation for r in run_exercise(rt, name)]
+    assert len(recorded) == len(catalog.app(name).exercise)
+    assert replayed == recorded
+    assert "127.0.0.1" not in cassette.read_text().split("response:")[0]  # canonical origin
+
+
+def test_a_canary_secret_never_appears_in_a_cassette(catalog, tmp_path, monkeypatch):
+    canary = "canary-3b1f9d2a7c"
+    monkeypatch.setenv("TOOLBED_KINTO_PASSWORD", canary)
+    cassette = tmp_path / "kinto.yaml"
+    with launch("kinto", catalog) as app, Runtime(
+        catalog, mode="record", cassette=cassette, apps={"kinto": app}
+    ) as rt:
+        assert app.env["TOOLBED_KINTO_PASSWORD"] == canary  # the app really uses it
+        observations = [r.observation for r in run_exercise(rt, "kinto")]
+    text = cassette.read_text()
+    assert "interactions" in text and len(observations) > 20
+    assert canary not in text
+    assert base64.b64encode(f"admin:{canary}".encode()).decode() not in text
+    assert "authorization" not in text.lower()
+    assert all(canary not in o.model_dump_json() for o in observations)
+
+
+@pytest.mark.parametrize("name", APPS)
+def test_apps_listen_on_loopback_only(catalog, name):
+    with launch(name, catalog) as app:
+        listening = _listening_addresses(app.port)
+    assert listening == {"127.0.0.1"}
+
+
+async def test_async_calls_against_a_live_app(catalog, kinto):
+    async with Runtime(catalog, apps={"kinto": kinto}) as rt:
+        info = await rt.acall("kinto.get_server_info")
+        missing = await rt.aobserve("kinto.get_bucket", {"bucket": "no-such-bucket"})
+    assert info.status == 200 and info.body["project_name"] == "kinto"
+    assert missing.status in (403, 404) and missing.error is None
+
+
+def _listening_addresses(port: int) -> set[str]:
+    """Local addresses with a TCP socket in LISTEN state on ``port`` (from /proc)."""
+    found = set()
+    for table, width in (("/proc/net/tcp", 8), ("/proc/net/tcp6", 32)):
+        if not os.path.exists(table):
+            continue
+        with open(table) as fh:
+            next(fh)
+            for line in fh:
+                local, state = line.split()[1], line.split()[3]
+                addr, hexport = local.split(":")
+                if state == "0A" and int(hexport, 16) == port:
+                    if width == 8:
+                        found.add(".".join(str(b) for b in reversed(bytes.fromhex(addr))))
+                    else:
+                        found.add("ipv6:" + addr)
+    return found

@@ -1,0 +1,45 @@
+"""toolbed: a live, real-world API testbed for tool-using LLM agents.
+
+    >>> import toolbed
+    >>> catalog = toolbed.load_catalog()
+    >>> with toolbed.launch("kinto") as kinto, toolbed.Runtime(apps={"kinto": kinto}) as rt:
+    ...     rt.call("kinto.list_buckets").status
+    200
+
+The parts live in their own packages: ``toolbed.apis`` (the catalog),
+``toolbed.connectors`` (runtime, cassettes, launchers, agent tools); errors are in
+``toolbed.errors``.
+"""
+
+from toolbed.apis import Api, App, Catalog, load_catalog
+from toolbed.connectors import (
+    Mode,
+    Observation,
+    RetryPolicy,
+    RunningApp,
+    Runtime,
+    langchain_tools,
+    launch,
+    openai_tool,
+    run_exercise,
+)
+from toolbed.errors import ToolbedError
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "Api",
+    "App",
+    "Catalog",
+    "Mode",
+    "Observation",
+    "RetryPolicy",
+    "RunningApp",
+    "Runtime",
+    "ToolbedError",
+    "langchain_tools",
+    "launch",
+    "load_catalog",
+    "openai_tool",
+    "run_exercise",
+]

@@ -1,0 +1,86 @@
+"""``toolbed apis list|show``: browse the catalog."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from toolbed.apis import load_catalog
+
+from ._output import console, print_json, table
+
+app = typer.Typer(help="Browse the catalog of app APIs.", no_args_is_help=True)
+
+JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON for scripts.")]
+
+
+@app.command("list")
+def list_apis(
+    app_: Annotated[str | None, typer.Option("--app", help="Only this app.")] = None,
+    domain: Annotated[str | None, typer.Option(help="Only this domain.")] = None,
+    tier: Annotated[str | None, typer.Option(help="hosted or selfhosted.")] = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """List APIs, optionally filtered by app, domain or tier."""
+    catalog = load_catalog()
+    if app_:
+        catalog.app(app_)  # unknown app -> error listing the valid ones
+    apis = catalog.filter(app=app_, domain=domain, tier=tier)
+    rows = []
+    for api in apis:
+        owner = catalog.app_of(api)
+        rows.append(
+            {
+                "id": api.id, "app": owner.app, "domain": owner.domain, "tier": owner.tier,
+                "effect": api.effect, "emulator": owner.emulator,
+                "method": api.http.method, "path": api.http.path,
+                "description": api.description,
+            }
+        )
+    if as_json:
+        print_json(rows)
+        return
+    table(
+        f"{len(rows)} APIs",
+        ["id", "effect", "method", "path"],
+        [[r["id"], r["effect"], r["method"], r["path"]] for r in rows],
+    )
+
+
+@app.command("show")
+def show(api_id: str, as_json: JsonOpt = False) -> None:
+    """Show one API: description, HTTP mapping, argument schema and undo."""
+    catalog = load_catalog()
+    api = catalog.api(api_id)
+    owner = catalog.app_of(api)
+    data = {
+        "id": api.id, "app": owner.app, "name": owner.name, "domain": owner.domain,
+        "tier": owner.tier, "effect": api.effect, "description": api.description,
+        "docs": api.docs or owner.docs, "auth": owner.auth.model_dump(by_alias=True),
+        "http": api.http.model_dump(exclude_none=True),
+        "parameters": api.parameters,
+        "placement": {n: {"in": a.location, "field": a.field or n} for n, a in api.args.items()},
+        "undo": api.undo.model_dump(exclude_none=True) if api.undo else None,
+        "irreversible": api.irreversible,
+    }
+    if as_json:
+        print_json(data)
+        return
+    console.print(f"[bold]{api.id}[/bold]  ({api.effect}, {owner.name}, {owner.tier})")
+    console.print(api.description)
+    console.print(f"[dim]{api.http.method} {api.http.path}   docs: {data['docs']}[/dim]")
+    table(
+        "arguments",
+        ["name", "in", "type", "required", "description"],
+        [
+            [n, a.location, a.schema_.get("type", "enum"), n in api.required,
+             a.schema_.get("description")]
+            for n, a in api.args.items()
+        ],
+    )
+    if api.undo:
+        binds = ", ".join(f"{k}={v}" for k, v in api.undo.bind.items())
+        console.print(f"undo: {api.undo.api}({binds})")
+    elif api.irreversible:
+        console.print(f"irreversible: {api.irreversible}")

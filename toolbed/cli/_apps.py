@@ -1,0 +1,143 @@
+"""``toolbed apps install|up|down|status|exercise``: the self-hosted apps."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Annotated
+
+import httpx
+import typer
+
+from toolbed.apis import load_catalog
+from toolbed.connectors import Runtime, get_launcher, launcher_names, run_exercise, running_apps
+from toolbed.connectors.launchers import forget_running, save_running, stop_app
+from toolbed.errors import ToolbedError
+
+from ._call import CassetteOpt, ModeOpt
+from ._output import console, print_json, table
+
+app = typer.Typer(help="Install, start, stop and exercise the self-hosted apps.",
+                  no_args_is_help=True)
+
+NamesArg = Annotated[
+    list[str] | None, typer.Argument(help="App names (default: every self-hosted app).")
+]
+JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON for scripts.")]
+
+
+def _names(names: list[str] | None) -> list[str]:
+    known = launcher_names()
+    for name in names or []:
+        if name not in known:
+            raise ToolbedError(f"no self-hosted app {name!r}; known: {', '.join(known)}")
+    return list(names) if names else known
+
+
+@app.command()
+def install(names: NamesArg = None) -> None:
+    """Install each app, at its pinned version, in its own virtualenv (idempotent)."""
+    catalog = load_catalog()
+    for name in _names(names):
+        launcher = get_launcher(name, catalog)
+        started = time.monotonic()
+        with console.status(f"installing {launcher.requirement} ..."):
+            fresh = launcher.install()
+        what = "installed" if fresh else "already installed"
+        console.print(f"{name}: {what} {launcher.requirement} "
+                      f"({time.monotonic() - started:.1f} s) in {launcher.install_dir}")
+
+
+@app.command()
+def up(names: NamesArg = None) -> None:
+    """Start each app on 127.0.0.1 (free port, temporary data, fresh credentials)."""
+    catalog = load_catalog()
+    already = running_apps()
+    for name in _names(names):
+        if name in already:
+            console.print(f"{name}: already running at {already[name].base_url}")
+            continue
+        started = time.monotonic()
+        running = get_launcher(name, catalog).start()
+        save_running(running)
+        console.print(f"{name} {running.version}: up at {running.base_url} "
+                      f"(pid {running.pid}, ready in {time.monotonic() - started:.2f} s)")
+
+
+@app.command()
+def down(names: NamesArg = None) -> None:
+    """Stop each running app and delete its temporary data."""
+    running = running_apps()
+    for name in _names(names):
+        if name in running:
+            stop_app(running[name])
+            console.print(f"{name}: stopped")
+        else:
+            console.print(f"{name}: not running")
+        forget_running(name)
+
+
+@app.command()
+def status(as_json: JsonOpt = False) -> None:
+    """Each app's install state, URL, version and health."""
+    catalog = load_catalog()
+    running = running_apps()
+    rows = []
+    for name in launcher_names():
+        launcher = get_launcher(name, catalog)
+        app_run = running.get(name)
+        health = None
+        if app_run:
+            try:
+                code = httpx.get(app_run.base_url + launcher.health_path, timeout=3).status_code
+                health = "ok" if code < 500 else f"HTTP {code}"
+            except httpx.HTTPError as exc:
+                health = f"down ({type(exc).__name__})"
+        rows.append({
+            "app": name,
+            "version": launcher.app.version,
+            "installed": launcher.installed_version() == launcher.app.version,
+            "running": app_run is not None,
+            "url": app_run.base_url if app_run else None,
+            "pid": app_run.pid if app_run else None,
+            "health": health,
+        })
+    if as_json:
+        print_json(rows)
+        return
+    table("self-hosted apps", ["app", "version", "installed", "running", "url", "health"],
+          [[r["app"], r["version"], r["installed"], r["running"], r["url"], r["health"]]
+           for r in rows])
+
+
+@app.command()
+def exercise(
+    names: NamesArg = None,
+    mode: ModeOpt = "live",
+    cassette: CassetteOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Call every API of each app once (its catalog exercise); exit 1 if any call fails."""
+    selected = _names(names)
+    failed = 0
+    report = []
+    with Runtime(mode=mode, cassette=cassette) as runtime:
+        for name in selected:
+            for result in run_exercise(runtime, name):
+                obs = result.observation
+                failed += not result.ok
+                report.append({
+                    "api": result.api_id, "status": obs.status, "ok": result.ok,
+                    "error": obs.error.message if obs.error else None,
+                })
+    if as_json:
+        print_json(report)
+    else:
+        table(f"{len(report)} calls, {len(report) - failed} ok, {failed} failed",
+              ["api", "status", "ok", "error"],
+              [[r["api"], r["status"], "yes" if r["ok"] else "NO", r["error"]] for r in report])
+    if failed:
+        raise typer.Exit(1)
+
+
+__all__ = ["app", "Path"]
