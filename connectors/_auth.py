@@ -10,7 +10,6 @@ import base64
 from collections.abc import Mapping
 
 from toolbed.apis import ApiKeyAuth, App, Auth, BasicAuth, BearerAuth
-
 from toolbed.errors import CredentialError
 
 __all__ = ["auth_for", "secret_env_vars"]

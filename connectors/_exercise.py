@@ -10,7 +10,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from toolbed.apis import Step
-
 from toolbed.errors import ArgumentError
 
 from ._bind import bind_args

@@ -17,8 +17,8 @@ from xml.sax.saxutils import escape
 
 import httpx
 import jsonschema
-from toolbed.apis import Api
 
+from toolbed.apis import Api
 from toolbed.errors import ArgumentError, UnsafeArgumentError
 
 __all__ = ["build_request", "validate_args"]

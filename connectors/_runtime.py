@@ -18,9 +18,9 @@ from pathlib import Path
 from typing import Any
 
 import httpx
-from toolbed.apis import Api, ApiKeyAuth, App, Catalog, load_catalog
 from vcr.errors import CannotOverwriteExistingCassetteException
 
+from toolbed.apis import Api, ApiKeyAuth, App, Catalog, load_catalog
 from toolbed.errors import (
     AppNotRunningError,
     ArgumentError,

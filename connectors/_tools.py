@@ -10,6 +10,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from langchain_core.tools import StructuredTool
+
 from toolbed.apis import Api
 
 from ._runtime import Runtime

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pytest
+
 from toolbed.apis import App, Catalog, load_catalog
 from toolbed.connectors import RunningApp, launch, launcher_names
 

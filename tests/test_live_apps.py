@@ -8,8 +8,10 @@ from __future__ import annotations
 
 import base64
 import os
+from contextlib import ExitStack
 
 import pytest
+
 from toolbed.connectors import Runtime, launch, launcher_names, run_exercise
 
 pytestmark = pytest.mark.live
@@ -34,21 +36,23 @@ def test_every_api_answers_live(catalog, name):
     assert called == {api.id for api in catalog.filter(app=name)}
 
 
-@pytest.mark.parametrize("name", APPS)
-def test_record_then_replay_with_the_app_stopped_gives_identical_observations(
-    catalog, name, tmp_path
+def test_record_then_replay_with_the_apps_stopped_gives_identical_observations(
+    catalog, tmp_path
 ):
-    cassette = tmp_path / f"{name}.yaml"
-    with launch(name, catalog) as app, Runtime(
-        catalog, mode="record", cassette=cassette, apps={name: app}
-    ) as rt:
-        recorded = [r.observation for r in run_exercise(rt, name)]
-    # the app is stopped now: its process group is gone and its port is closed
+    """Both apps in one cassette: requests match on app, not on their random ports."""
+    cassette = tmp_path / "both.yaml"
+    with ExitStack() as stack:
+        apps = {name: stack.enter_context(launch(name, catalog)) for name in APPS}
+        with Runtime(catalog, mode="record", cassette=cassette, apps=apps) as rt:
+            recorded = [r.observation for name in APPS for r in run_exercise(rt, name)]
+    # the apps are stopped now: their process groups are gone, their ports closed
     with Runtime(catalog, mode="replay", cassette=cassette, apps={}) as rt:
-        replayed = [r.observation for r in run_exercise(rt, name)]
-    assert len(recorded) == len(catalog.app(name).exercise)
+        replayed = [r.observation for name in APPS for r in run_exercise(rt, name)]
+    assert len(recorded) == sum(len(catalog.app(name).exercise) for name in APPS)
+    assert all(o.error is None for o in recorded)
     assert replayed == recorded
-    assert "127.0.0.1" not in cassette.read_text().split("response:")[0]  # canonical origin
+    requests = [line for line in cassette.read_text().splitlines() if "uri: " in line]
+    assert requests and all("127.0.0.1" not in line for line in requests)
 
 
 def test_a_canary_secret_never_appears_in_a_cassette(catalog, tmp_path, monkeypatch):

@@ -29,8 +29,8 @@ from pathlib import Path
 from typing import ClassVar
 
 import httpx
-from toolbed.apis import App, BasicAuth, Catalog, load_catalog
 
+from toolbed.apis import App, BasicAuth, Catalog, load_catalog
 from toolbed.errors import AppInstallError, AppNotInstalledError, AppStartError, ToolbedError
 from toolbed.paths import home_dir
 from toolbed.registry import lookup, names

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 import yaml
-from toolbed.apis import load_app, load_catalog
 
+from toolbed.apis import load_app, load_catalog
 from toolbed.errors import CatalogError, UnknownApiError
 
 GOOD = {

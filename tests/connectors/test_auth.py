@@ -6,10 +6,10 @@ import base64
 
 import httpx
 import pytest
-from toolbed.apis import App, Catalog
-from toolbed.connectors import Runtime, auth_for
 
 from tests.conftest import DEMO
+from toolbed.apis import App, Catalog
+from toolbed.connectors import Runtime, auth_for
 from toolbed.errors import CredentialError
 
 

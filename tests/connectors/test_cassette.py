@@ -7,8 +7,8 @@ import json
 
 import httpx
 import pytest
-from toolbed.connectors import Mode, Runtime, json_body, parse_mode
 
+from toolbed.connectors import Mode, Runtime, json_body, parse_mode
 from toolbed.errors import CassetteNotFoundError, ReplayMissError, ToolbedError
 
 KEY = "canary-key-0f9c2e71"

@@ -7,9 +7,9 @@ import socket
 from pathlib import Path
 
 import pytest
+
 from toolbed.connectors import get_launcher
 from toolbed.connectors.launchers import free_port, running_apps
-
 from toolbed.errors import AppNotInstalledError, AppStartError
 
 pytestmark = pytest.mark.live

@@ -6,8 +6,8 @@ import json
 
 import httpx
 import pytest
-from toolbed.connectors import Runtime, build_request
 
+from toolbed.connectors import Runtime, build_request
 from toolbed.errors import ArgumentError, UnsafeArgumentError
 
 BASE = "https://api.demo.example/v2"

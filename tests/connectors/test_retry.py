@@ -5,8 +5,8 @@ from __future__ import annotations
 import httpx
 import pytest
 import tenacity
-from toolbed.connectors import RetryPolicy, Runtime
 
+from toolbed.connectors import RetryPolicy, Runtime
 from toolbed.errors import TransportError
 
 FAST = RetryPolicy(attempts=3, backoff=0.0)

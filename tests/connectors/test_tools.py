@@ -7,6 +7,7 @@ import re
 
 import httpx
 import pytest
+
 from toolbed.connectors import (
     Runtime,
     api_id_of,
