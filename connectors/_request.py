@@ -70,7 +70,7 @@ def build_request(
         path = path.replace("{" + name + "}", _segment(api, name, values[name]))
     url = base.copy_with(raw_path=(base.raw_path.decode().rstrip("/") + path).encode())
 
-    params: list[tuple[str, str]] = []
+    params: list[tuple[str, str | int | float | bool | None]] = []
     headers: dict[str, str] = dict(api.http.headers)
     body_values: dict[str, Any] = {}
     for name, arg in api.args.items():

@@ -1,5 +1,6 @@
 """Launchers of the self-hosted apps: one module per app, registered by name."""
 
+from . import kinto, radicale  # noqa: F401  (each module registers its launcher)
 from ._base import (
     Launcher,
     RunningApp,

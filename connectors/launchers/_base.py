@@ -58,7 +58,7 @@ class RunningApp:
     version: str
     data_dir: str
     log_path: str
-    env: dict[str, str] = field(default_factory=dict)
+    env: dict[str, str] = field(default_factory=dict, repr=False)
     """Credentials, as the env vars the app's catalog auth reads."""
     started_at: float = field(default_factory=time.time)
 
@@ -225,16 +225,12 @@ class Launcher:
 
 def get_launcher(name: str, catalog: Catalog | None = None) -> Launcher:
     """The launcher of self-hosted app ``name``, bound to its catalog entry."""
-    from . import kinto, radicale  # noqa: F401  (registers the launchers)
-
     catalog = catalog or load_catalog()
     cls = lookup("launcher", name)
     return cls(catalog.app(name))
 
 
 def launcher_names() -> list[str]:
-    from . import kinto, radicale  # noqa: F401
-
     return names("launcher")
 
 
