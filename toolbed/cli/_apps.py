@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import time
-from pathlib import Path
 from typing import Annotated
 
 import httpx
@@ -139,5 +138,3 @@ def exercise(
     if failed:
         raise typer.Exit(1)
 
-
-__all__ = ["app", "Path"]

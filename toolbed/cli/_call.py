@@ -11,8 +11,6 @@ import typer
 from toolbed.connectors import Runtime
 from toolbed.errors import ToolbedError
 
-from ._output import typer_echo
-
 ModeOpt = Annotated[str, typer.Option("--mode", help="live, record or replay.")]
 CassetteOpt = Annotated[
     Path | None, typer.Option("--cassette", help="Cassette file for record/replay.")
@@ -41,4 +39,4 @@ def call(
     arguments = parse_args_json(args)
     with Runtime(mode=mode, cassette=cassette) as runtime:
         observation = runtime.call(api_id, arguments)
-    typer_echo(observation.model_dump_json(indent=2))
+    typer.echo(observation.model_dump_json(indent=2))

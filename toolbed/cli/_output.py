@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import typer
 from rich.console import Console
 from rich.table import Table
 
@@ -13,13 +14,7 @@ console = Console()
 
 def print_json(data: Any) -> None:
     """Plain JSON on stdout (no colour, no wrapping), for ``--json``."""
-    typer_echo(json.dumps(data, indent=2, ensure_ascii=False, default=str))
-
-
-def typer_echo(text: str) -> None:
-    import typer
-
-    typer.echo(text)
+    typer.echo(json.dumps(data, indent=2, ensure_ascii=False, default=str))
 
 
 def table(title: str | None, columns: list[str], rows: list[list[Any]]) -> None:
