@@ -199,7 +199,7 @@ class Runtime:
                 return self._send_once(request)
             return attempts(self._send_once, request)
         except CannotOverwriteExistingCassetteException as exc:
-            raise Cassette.miss(exc, self.cassette.path if self.cassette else Path("?")) from None
+            raise self._replay_miss(exc) from None
         except httpx.HTTPError as exc:
             raise self._transport_error(request, exc) from exc
 
@@ -212,7 +212,7 @@ class Runtime:
                 return await self._asend_once(request)
             return await attempts(self._asend_once, request)
         except CannotOverwriteExistingCassetteException as exc:
-            raise Cassette.miss(exc, self.cassette.path if self.cassette else Path("?")) from None
+            raise self._replay_miss(exc) from None
         except httpx.HTTPError as exc:
             raise self._transport_error(request, exc) from exc
 
@@ -225,6 +225,9 @@ class Runtime:
         response = await self._aclient.send(request)
         await response.aread()
         return response
+
+    def _replay_miss(self, exc: CannotOverwriteExistingCassetteException) -> ToolbedError:
+        return Cassette.miss(exc, self.cassette.path if self.cassette else Path("?"))
 
     def _transport_error(self, request: httpx.Request, exc: httpx.HTTPError) -> TransportError:
         url = self.redactor.text(str(request.url.copy_with(query=None)))

@@ -8,11 +8,9 @@ import typer
 
 from toolbed.apis import load_catalog
 
-from ._output import console, print_json, table
+from ._output import JsonOpt, console, print_json, table
 
 app = typer.Typer(help="Browse the catalog of app APIs.", no_args_is_help=True)
-
-JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON for scripts.")]
 
 
 @app.command("list")

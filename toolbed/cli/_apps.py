@@ -13,8 +13,7 @@ from toolbed.connectors import Runtime, get_launcher, launcher_names, run_exerci
 from toolbed.connectors.launchers import forget_running, save_running, stop_app
 from toolbed.errors import ToolbedError
 
-from ._call import CassetteOpt, ModeOpt
-from ._output import console, print_json, table
+from ._output import CassetteOpt, JsonOpt, ModeOpt, console, print_json, table
 
 app = typer.Typer(help="Install, start, stop and exercise the self-hosted apps.",
                   no_args_is_help=True)
@@ -22,7 +21,6 @@ app = typer.Typer(help="Install, start, stop and exercise the self-hosted apps."
 NamesArg = Annotated[
     list[str] | None, typer.Argument(help="App names (default: every self-hosted app).")
 ]
-JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON for scripts.")]
 
 
 def _names(names: list[str] | None) -> list[str]:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Annotated
 
 import typer
@@ -11,10 +10,7 @@ import typer
 from toolbed.connectors import Runtime
 from toolbed.errors import ToolbedError
 
-ModeOpt = Annotated[str, typer.Option("--mode", help="live, record or replay.")]
-CassetteOpt = Annotated[
-    Path | None, typer.Option("--cassette", help="Cassette file for record/replay.")
-]
+from ._output import CassetteOpt, ModeOpt
 
 
 def parse_args_json(text: str) -> dict:

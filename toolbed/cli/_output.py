@@ -1,15 +1,23 @@
-"""Output shared by the commands: one console, JSON for scripts, tables for people."""
+"""What the commands share: their common options, one console, JSON for scripts and
+tables for people."""
 
 from __future__ import annotations
 
 import json
-from typing import Any
+from pathlib import Path
+from typing import Annotated, Any
 
 import typer
 from rich.console import Console
 from rich.table import Table
 
 console = Console()
+
+JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON for scripts.")]
+ModeOpt = Annotated[str, typer.Option("--mode", help="live, record or replay.")]
+CassetteOpt = Annotated[
+    Path | None, typer.Option("--cassette", help="Cassette file for record/replay.")
+]
 
 
 def print_json(data: Any) -> None:
