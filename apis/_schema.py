@@ -27,6 +27,8 @@ __all__ = [
     "BasicAuth",
     "BearerAuth",
     "Body",
+    "Example",
+    "ExpectedRequest",
     "Http",
     "NoAuth",
     "Step",
@@ -222,6 +224,33 @@ class Undo(_Model):
     before: Before | None = None
 
 
+class ExpectedRequest(_Model):
+    """The request an example must produce, written from the provider's documentation.
+
+    ``url`` is the full URL with its query string as the docs show it (parameter order
+    does not matter); ``headers`` lists the non-auth headers the docs require; at most one
+    of ``json``, ``form`` and ``content`` gives the body.
+    """
+
+    method: str
+    url: str = Field(pattern=r"^https?://")
+    headers: dict[str, str] = {}
+    json_: Any = Field(None, alias="json")
+    form: dict[str, str] | None = None
+    content: str | None = None
+
+
+class Example(_Model):
+    """Real, valid arguments for an API and the request the docs say they make.
+
+    Docs and `toolbed apis check --live` use ``args``; the offline tests build the
+    request from them and compare it with ``request``.
+    """
+
+    args: dict[str, Any] = {}
+    request: ExpectedRequest
+
+
 class Api(_Model):
     """One callable API of an app; its id is ``<app>.<name>``."""
 
@@ -237,6 +266,7 @@ class Api(_Model):
         None, description="Why a write has no undo; such writes need --allow-irreversible."
     )
     docs: str | None = None
+    examples: list[Example] = []
 
     @property
     def id(self) -> str:
@@ -288,6 +318,10 @@ class Api(_Model):
             jsonschema.Draft202012Validator.check_schema(self.parameters)
         except jsonschema.SchemaError as exc:
             raise ValueError(f"args are not valid JSON Schema: {exc.message}") from None
+        for i, example in enumerate(self.examples):
+            problem = jsonschema.Draft202012Validator(self.parameters).iter_errors(example.args)
+            for error in problem:
+                raise ValueError(f"examples[{i}].args break the schema: {error.message}")
         if self.effect == "read" and (self.undo or self.irreversible):
             raise ValueError("a read API takes neither 'undo' nor 'irreversible'")
         if self.effect == "write" and not (self.undo or self.irreversible):
@@ -371,6 +405,12 @@ class App(_Model):
             raise ValueError("a hosted app needs base_url (the provider's real API root)")
         if self.tier == "hosted" and self.base_url and not self.base_url.startswith("https://"):
             raise ValueError("a hosted app's base_url must use https://")
+        if self.tier == "hosted":
+            for api in self.apis:
+                if not api.examples:
+                    raise ValueError(
+                        f"{api.name}: a hosted API needs examples (args + the documented request)"
+                    )
         if self.tier == "selfhosted" and self.base_url:
             raise ValueError("a selfhosted app takes no base_url: its launcher supplies one")
         by_name: dict[str, Api] = {}

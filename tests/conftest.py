@@ -62,6 +62,14 @@ DEMO = {
                           "default": "metric", "description": "Unit system"},
             },
             "required": ["item_id"],
+            "examples": [{
+                "args": {"item_id": "a 1", "expand": ["owner", "tags"], "filters": {"min_rank": 3}},
+                "request": {
+                    "method": "GET",
+                    "url": "https://api.demo.example/v2/items/a%201"
+                           "?expand=owner&expand=tags&min_rank=3&units=metric",
+                },
+            }],
         },
         {
             "name": "create_item",
@@ -78,6 +86,15 @@ DEMO = {
             },
             "required": ["title"],
             "undo": {"api": "delete_item", "bind": {"item_id": "response.body.id"}},
+            "examples": [{
+                "args": {"title": "Milk", "tags": ["food"], "request_id": "r-1"},
+                "request": {
+                    "method": "POST",
+                    "url": "https://api.demo.example/v2/items",
+                    "headers": {"X-Request-Id": "r-1"},
+                    "json": {"data": {"title": "Milk", "tags": ["food"]}},
+                },
+            }],
         },
         {
             "name": "delete_item",
@@ -87,6 +104,8 @@ DEMO = {
             "args": {"item_id": {"type": "string", "in": "path", "description": "Item id"}},
             "required": ["item_id"],
             "irreversible": "the demo service keeps no copy of deleted items",
+            "examples": [{"args": {"item_id": "x"}, "request": {
+                "method": "DELETE", "url": "https://api.demo.example/v2/items/x"}}],
         },
         {
             "name": "put_note",
@@ -100,6 +119,9 @@ DEMO = {
             },
             "required": ["name", "text"],
             "irreversible": "demo",
+            "examples": [{"args": {"name": "todo", "text": "buy milk"}, "request": {
+                "method": "PUT", "url": "https://api.demo.example/v2/notes/todo",
+                "headers": {"Content-Type": "text/plain"}, "content": "buy milk"}}],
         },
         {
             "name": "find",
@@ -110,6 +132,9 @@ DEMO = {
                               "template": "<q><match>$phrase</match></q>"}},
             "args": {"phrase": {"type": "string", "in": "body", "description": "Phrase"}},
             "required": ["phrase"],
+            "examples": [{"args": {"phrase": "a<b"}, "request": {
+                "method": "REPORT", "url": "https://api.demo.example/v2/items/",
+                "headers": {"Depth": "1"}, "content": "<q><match>a&lt;b</match></q>"}}],
         },
     ],
 }

@@ -26,6 +26,9 @@ GOOD = {
             "args": {"title": {"type": "string", "in": "body", "description": "Title"}},
             "required": ["title"],
             "undo": {"api": "delete_note", "bind": {"note_id": "response.body.id"}},
+            "examples": [{"args": {"title": "Milk"}, "request": {
+                "method": "POST", "url": "https://notes.example/api/notes",
+                "json": {"title": "Milk"}}}],
         },
         {
             "name": "delete_note",
@@ -35,6 +38,8 @@ GOOD = {
             "args": {"note_id": {"type": "string", "in": "path", "description": "Note id"}},
             "required": ["note_id"],
             "irreversible": "the service has no trash",
+            "examples": [{"args": {"note_id": "n1"}, "request": {
+                "method": "DELETE", "url": "https://notes.example/api/notes/n1"}}],
         },
     ],
 }
@@ -82,6 +87,10 @@ def test_malformed_yaml_names_file_and_line(tmp_path):
          "is not a JMESPath expression"),
         (lambda d: d.update(base_url="http://notes.example"),
          "must use https://"),
+        (lambda d: d["apis"][1].pop("examples"),
+         "a hosted API needs examples"),
+        (lambda d: d["apis"][0]["examples"][0]["args"].update(title=5),
+         "examples[0].args break the schema: 5 is not of type 'string'"),
     ],
 )
 def test_inconsistent_entries_name_the_api_and_field(tmp_path, change, expected):
