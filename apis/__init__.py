@@ -19,10 +19,13 @@ from ._schema import (
     Example,
     ExpectedRequest,
     Http,
+    Lookup,
     NoAuth,
+    ProbeStep,
     Step,
     Undo,
 )
+from ._table import catalog_table, replace_table
 
 __all__ = [
     "CATALOG_DIR",
@@ -38,9 +41,13 @@ __all__ = [
     "Example",
     "ExpectedRequest",
     "Http",
+    "Lookup",
     "NoAuth",
+    "ProbeStep",
     "Step",
     "Undo",
+    "catalog_table",
     "load_app",
     "load_catalog",
+    "replace_table",
 ]

@@ -30,7 +30,9 @@ __all__ = [
     "Example",
     "ExpectedRequest",
     "Http",
+    "Lookup",
     "NoAuth",
+    "ProbeStep",
     "Step",
     "Undo",
 ]
@@ -41,6 +43,10 @@ _METHODS = {
     # WebDAV / CalDAV / CardDAV verbs, used by the self-hosted calendar and file apps
     "PROPFIND", "PROPPATCH", "MKCOL", "MKCALENDAR", "REPORT", "COPY", "MOVE",
 }
+# Argument schemas are checked against the draft 7 meta-schema: it catches the same
+# mistakes in the keywords the catalog uses (a misspelt type, a bad enum) as 2020-12's,
+# which resolves dynamic references and made loading the catalog five times slower.
+_META_SCHEMA = jsonschema.Draft7Validator(jsonschema.Draft7Validator.META_SCHEMA)
 _PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
 
 
@@ -211,6 +217,21 @@ class Before(_Model):
     bind: dict[str, str] = {}
 
 
+class Lookup(_Model):
+    """How recovery finds what a write did when its response was never recorded.
+
+    A process killed between sending a write and journalling its response leaves the
+    journal not knowing, say, the id the server gave a new record. Recovery then calls
+    the read ``api`` (arguments bound over ``{args, before}``) and evaluates ``response``
+    over ``{args, before, lookup}``: the result stands in for the lost response when the
+    undo is bound, and null means the write never took effect.
+    """
+
+    api: str
+    bind: dict[str, str] = {}
+    response: str = "lookup"
+
+
 class Undo(_Model):
     """The compensation of a write: which API undoes it and how its arguments are bound.
 
@@ -222,6 +243,48 @@ class Undo(_Model):
     api: str
     bind: dict[str, str] = {}
     before: Before | None = None
+    lookup: Lookup | None = None
+
+    @property
+    def needs_response(self) -> bool:
+        """Whether a binding reads the write's response (so a lost response needs ``lookup``)."""
+        return any(_reads_root(expr, "response") for expr in self.bind.values())
+
+
+def _reads_root(expression: str, name: str) -> bool:
+    """Whether a JMESPath expression reads the top-level key ``name``."""
+    def walk(node: Any, top: bool) -> bool:
+        if not isinstance(node, dict):
+            return False
+        if node.get("type") == "field" and node.get("value") == name and top:
+            return True
+        children = node.get("children", [])
+        if node.get("type") in ("subexpression", "index_expression", "projection"):
+            return walk(children[0], top) if children else False
+        return any(walk(child, top) for child in children)
+
+    return walk(jmespath.compile(expression).parsed, True)
+
+
+class ProbeStep(_Model):
+    """One read of an app's state probe.
+
+    ``each`` (JMESPath over the probe's saved reads) repeats the read once per item,
+    and ``bind`` fills arguments over ``{<saved>..., "item": <the item>}``; ``save``
+    keeps the observation (a list of them with ``each``) for later steps. A probe lists
+    everything a task could change, so that rollback can prove nothing was left behind.
+    """
+
+    api: str
+    args: dict[str, Any] = {}
+    bind: dict[str, str] = {}
+    each: str | None = None
+    save: str | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _from_name(cls, data: Any) -> Any:
+        return {"api": data} if isinstance(data, str) else data
 
 
 class ExpectedRequest(_Model):
@@ -314,10 +377,9 @@ class Api(_Model):
                     f"a {body.encoding} body without a template takes exactly one 'in: body' "
                     f"argument, found {sorted(body_args) or 'none'}"
                 )
-        try:
-            jsonschema.Draft202012Validator.check_schema(self.parameters)
-        except jsonschema.SchemaError as exc:
-            raise ValueError(f"args are not valid JSON Schema: {exc.message}") from None
+        problem = jsonschema.exceptions.best_match(_META_SCHEMA.iter_errors(self.parameters))
+        if problem is not None:
+            raise ValueError(f"args are not valid JSON Schema: {problem.message}")
         for i, example in enumerate(self.examples):
             problem = jsonschema.Draft202012Validator(self.parameters).iter_errors(example.args)
             for error in problem:
@@ -329,8 +391,13 @@ class Api(_Model):
                 "a write API needs 'undo' (the API that reverses it) or 'irreversible: <why>'"
             )
         if self.undo:
-            before = self.undo.before.bind if self.undo.before else {}
-            for key, expr in [*self.undo.bind.items(), *before.items()]:
+            expressions = list(self.undo.bind.items())
+            if self.undo.before:
+                expressions += self.undo.before.bind.items()
+            if self.undo.lookup:
+                expressions += [*self.undo.lookup.bind.items(),
+                                ("lookup.response", self.undo.lookup.response)]
+            for key, expr in expressions:
                 _check_jmespath(f"undo bind {key!r}", expr)
         return self
 
@@ -384,7 +451,11 @@ class App(_Model):
     version: str | None = Field(None, description="Self-hosted: the pinned version installed.")
     emulator: bool = Field(False, description="An emulator of a cloud API, not the real service.")
     auth: Auth = NoAuth()
-    state_probe: list[str] = []
+    state_probe: list[ProbeStep] = []
+    volatile: list[str] = Field(
+        [], description="Keys that change on every write (timestamps, etags); ignored when "
+        "rollback compares the state probe's snapshots.",
+    )
     apis: list[Api]
     exercise: list[Step] = []
 
@@ -431,9 +502,16 @@ class App(_Model):
                 if before is None or before.effect != "read":
                     raise ValueError(f"{api.name}: undo.before must name a read API of this app")
                 _check_binding(f"{api.name}: undo.before", before, undo.before.bind)
-        for probe in self.state_probe:
-            if probe not in by_name or by_name[probe].effect != "read":
-                raise ValueError(f"state_probe {probe!r} is not a read API of this app")
+            if undo.lookup:
+                lookup = by_name.get(undo.lookup.api)
+                if lookup is None or lookup.effect != "read":
+                    raise ValueError(f"{api.name}: undo.lookup must name a read API of this app")
+                _check_binding(f"{api.name}: undo.lookup", lookup, undo.lookup.bind)
+        for i, probe in enumerate(self.state_probe):
+            if probe.api not in by_name or by_name[probe.api].effect != "read":
+                raise ValueError(f"state_probe[{i}] {probe.api!r} is not a read API of this app")
+            for key, expr in [*probe.bind.items(), ("each", probe.each or "@")]:
+                _check_jmespath(f"state_probe[{i}] {key!r}", expr)
         for i, step in enumerate(self.exercise):
             if step.api not in by_name:
                 raise ValueError(f"exercise[{i}] calls unknown API {step.api!r}")

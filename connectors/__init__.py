@@ -9,21 +9,25 @@ agent tool adapters, and the launchers of the self-hosted apps.
 """
 
 from ._auth import auth_for, secret_env_vars
-from ._bind import bind_args
+from ._bind import bind_args, evaluate
 from ._cassette import Cassette, Mode, canonical_origin, json_body, parse_mode
-from ._exercise import StepResult, run_exercise
+from ._check import FAKE_SECRET, Health, built_request, check_live, request_mismatches
+from ._exercise import StepResult, run_exercise, run_steps
 from ._observation import CallError, Observation
 from ._redact import Redactor
 from ._request import build_request, validate_args
 from ._retry import RetryPolicy
-from ._runtime import AGENT_ERRORS, Runtime
+from ._runtime import AGENT_ERRORS, Caller, Runtime
 from ._tools import api_id_of, langchain_tool, langchain_tools, openai_tool, tool_name
 from .launchers import RunningApp, get_launcher, launch, launcher_names, running_apps
 
 __all__ = [
     "AGENT_ERRORS",
+    "FAKE_SECRET",
     "CallError",
+    "Caller",
     "Cassette",
+    "Health",
     "Mode",
     "Observation",
     "Redactor",
@@ -35,7 +39,10 @@ __all__ = [
     "auth_for",
     "bind_args",
     "build_request",
+    "built_request",
     "canonical_origin",
+    "check_live",
+    "evaluate",
     "get_launcher",
     "json_body",
     "langchain_tool",
@@ -44,7 +51,9 @@ __all__ = [
     "launcher_names",
     "openai_tool",
     "parse_mode",
+    "request_mismatches",
     "run_exercise",
+    "run_steps",
     "running_apps",
     "secret_env_vars",
     "tool_name",

@@ -1,7 +1,14 @@
 """Fill arguments from earlier observations with JMESPath expressions.
 
 One mechanism for every place that needs it: an app's exercise (``rec.body.data.id``),
-an undo (``response.headers.etag``), and later a task's gold chain.
+an undo (``response.headers.etag``), a state probe, and later a task's gold chain.
+
+Expressions are plain JMESPath plus two functions registered through JMESPath's own
+extension API, because the standard set cannot express them:
+
+- ``difference(a, b)``: the items of array ``a`` that are not in ``b`` (what a write
+  added to a listing, e.g. the id of a record whose creation response was lost);
+- ``split(s, sep)``: a string cut at each ``sep`` (the name in a WebDAV href).
 """
 
 from __future__ import annotations
@@ -10,11 +17,30 @@ from collections.abc import Mapping
 from typing import Any
 
 import jmespath
+from jmespath import functions
 from jmespath.exceptions import JMESPathError
 
 from toolbed.errors import ArgumentError
 
-__all__ = ["bind_args"]
+__all__ = ["bind_args", "evaluate"]
+
+
+class _Functions(functions.Functions):
+    @functions.signature({"types": ["array"]}, {"types": ["array"]})
+    def _func_difference(self, a: list[Any], b: list[Any]) -> list[Any]:
+        return [item for item in a if item not in b]
+
+    @functions.signature({"types": ["string"]}, {"types": ["string"]})
+    def _func_split(self, text: str, sep: str) -> list[str]:
+        return text.split(sep)
+
+
+_OPTIONS = jmespath.Options(custom_functions=_Functions())
+
+
+def evaluate(expression: str, data: Any) -> Any:
+    """Evaluate one JMESPath expression (with toolbed's extra functions) over ``data``."""
+    return jmespath.search(expression, data, options=_OPTIONS)
 
 
 def bind_args(
@@ -24,7 +50,7 @@ def bind_args(
     args = dict(base or {})
     for name, expression in bind.items():
         try:
-            value = jmespath.search(expression, dict(context))
+            value = evaluate(expression, dict(context))
         except JMESPathError as exc:
             raise ArgumentError(f"binding {name!r} = {expression!r} failed: {exc}") from None
         if value is None:

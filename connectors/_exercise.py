@@ -6,6 +6,7 @@ exercise` and the tests run it live, and record-then-replay it.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -14,9 +15,9 @@ from toolbed.errors import ArgumentError
 
 from ._bind import bind_args
 from ._observation import CallError, Observation
-from ._runtime import Runtime
+from ._runtime import Caller
 
-__all__ = ["StepResult", "run_exercise"]
+__all__ = ["StepResult", "run_exercise", "run_steps"]
 
 
 @dataclass(frozen=True)
@@ -31,12 +32,22 @@ class StepResult:
         return self.observation.error is None and self.step.accepts(self.observation.status)
 
 
-def run_exercise(runtime: Runtime, app: str) -> list[StepResult]:
+def run_exercise(runtime: Caller, app: str) -> list[StepResult]:
     """Run ``app``'s exercise; each step is reported, a failed one does not stop the rest."""
-    entry = runtime.catalog.app(app)
-    saved: dict[str, Any] = {}
+    return run_steps(runtime, app, runtime.catalog.app(app).exercise)
+
+
+def run_steps(
+    runtime: Caller, app: str, steps: Sequence[Step], saved: dict[str, Any] | None = None
+) -> list[StepResult]:
+    """Run some exercise steps; ``saved`` collects the observations they ``save``.
+
+    Calls go through ``observe``: a refused call (bad arguments, an unreachable app, a
+    write the rollback policy refuses) is a failed step, and the rest still run.
+    """
+    saved = {} if saved is None else saved
     results = []
-    for step in entry.exercise:
+    for step in steps:
         api_id = f"{app}.{step.api}"
         try:
             args = bind_args(step.bind, saved, step.args)
@@ -44,7 +55,7 @@ def run_exercise(runtime: Runtime, app: str) -> list[StepResult]:
             args = dict(step.args)
             obs = Observation(api=api_id, error=CallError(type="ArgumentError", message=str(exc)))
         else:
-            obs = runtime.call(api_id, args)
+            obs = runtime.observe(api_id, args)
         if step.save:
             saved[step.save] = obs.bindable()
         results.append(StepResult(step, api_id, args, obs))

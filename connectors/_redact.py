@@ -14,7 +14,9 @@ from collections.abc import Mapping
 from typing import Any
 from urllib.parse import quote
 
-__all__ = ["SECRET_HEADERS", "SECRET_KEYS", "Redactor"]
+__all__ = ["REDACTED", "SECRET_HEADERS", "SECRET_KEYS", "Redactor"]
+
+REDACTED = "<redacted>"
 
 SECRET_KEYS = frozenset(
     {
@@ -46,6 +48,8 @@ class Redactor:
                     pairs.append((encoded, marker))
         # longest first, so that a secret containing another is replaced whole
         self._pairs = sorted(pairs, key=lambda p: -len(p[0]))
+        self.markers = frozenset(marker for _, marker in pairs) | {REDACTED}
+        """What redacted text contains: ``<NAME>`` per secret and ``<redacted>``."""
 
     def text(self, text: str) -> str:
         for value, marker in self._pairs:
@@ -60,7 +64,7 @@ class Redactor:
             return [self.data(v) for v in value]
         if isinstance(value, dict):
             return {
-                k: "<redacted>" if str(k).lower() in SECRET_KEYS and v not in (None, "")
+                k: REDACTED if str(k).lower() in SECRET_KEYS and v not in (None, "")
                 else self.data(v)
                 for k, v in value.items()
             }

@@ -15,7 +15,7 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import httpx
 from vcr.errors import CannotOverwriteExistingCassetteException
@@ -37,10 +37,27 @@ from ._request import build_request
 from ._retry import RetryPolicy
 from .launchers import RunningApp, running_apps
 
-__all__ = ["AGENT_ERRORS", "Runtime"]
+__all__ = ["AGENT_ERRORS", "Caller", "Runtime"]
 
 AGENT_ERRORS = (ArgumentError, UnknownApiError, TransportError)
 """Errors an agent's call can cause; ``observe`` returns them as observations."""
+
+
+class Caller(Protocol):
+    """What agents, tools and exercises call: a ``Runtime`` or a rollback scope around one."""
+
+    @property
+    def catalog(self) -> Catalog: ...
+
+    def call(self, api_id: str, args: Mapping[str, Any] | None = None) -> Observation: ...
+
+    async def acall(self, api_id: str, args: Mapping[str, Any] | None = None) -> Observation: ...
+
+    def observe(self, api_id: str, args: Mapping[str, Any] | None = None) -> Observation: ...
+
+    async def aobserve(
+        self, api_id: str, args: Mapping[str, Any] | None = None
+    ) -> Observation: ...
 
 
 class Runtime:
@@ -90,9 +107,9 @@ class Runtime:
         self.redactor = Redactor(self._secrets())
         limits = httpx.Limits(max_connections=20, max_keepalive_connections=10)
         self._client = httpx.Client(timeout=timeout, limits=limits, transport=transport)
-        self._aclient = httpx.AsyncClient(
-            timeout=timeout, limits=limits, transport=async_transport
-        )
+        # the async client is made on first use: building one costs an SSL context
+        self._aclient: httpx.AsyncClient | None = None
+        self._async_options = (timeout, limits, async_transport)
         self.cassette = (
             Cassette(cassette, self.mode, self._origins, self.redactor, self._secret_params())
             if cassette is not None else None
@@ -113,7 +130,9 @@ class Runtime:
         return self
 
     async def __aexit__(self, *exc_info: Any) -> None:
-        await self._aclient.aclose()
+        if self._aclient is not None:
+            await self._aclient.aclose()
+            self._aclient = None
         self.close(*exc_info)
 
     def open(self) -> None:
@@ -222,6 +241,9 @@ class Runtime:
         return response
 
     async def _asend_once(self, request: httpx.Request) -> httpx.Response:
+        if self._aclient is None:
+            timeout, limits, transport = self._async_options
+            self._aclient = httpx.AsyncClient(timeout=timeout, limits=limits, transport=transport)
         response = await self._aclient.send(request)
         await response.aread()
         return response

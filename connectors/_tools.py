@@ -7,13 +7,14 @@ Tool names cannot hold a dot, so ``kinto.create_record`` is offered as
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
-
-from langchain_core.tools import StructuredTool
+from typing import TYPE_CHECKING, Any
 
 from toolbed.apis import Api
 
-from ._runtime import Runtime
+from ._runtime import Caller
+
+if TYPE_CHECKING:
+    from langchain_core.tools import StructuredTool
 
 __all__ = ["api_id_of", "langchain_tool", "langchain_tools", "openai_tool", "tool_name"]
 
@@ -40,8 +41,10 @@ def openai_tool(api: Api) -> dict[str, Any]:
     }
 
 
-def langchain_tool(runtime: Runtime, api_id: str) -> StructuredTool:
-    """A LangChain tool that calls the API through ``runtime`` and returns the observation."""
+def langchain_tool(runtime: Caller, api_id: str) -> StructuredTool:
+    """A LangChain tool that calls the API through ``runtime`` (or a rollback scope)."""
+    from langchain_core.tools import StructuredTool  # heavy: imported when first needed
+
     api = runtime.catalog.api(api_id)
 
     def run(**kwargs: Any) -> str:
@@ -59,7 +62,7 @@ def langchain_tool(runtime: Runtime, api_id: str) -> StructuredTool:
     )
 
 
-def langchain_tools(runtime: Runtime, api_ids: Iterable[str] | None = None) -> list[StructuredTool]:
+def langchain_tools(runtime: Caller, api_ids: Iterable[str] | None = None) -> list[StructuredTool]:
     """Tools for the given API ids (default: the whole catalog)."""
     ids = list(api_ids) if api_ids is not None else list(runtime.catalog.apis)
     return [langchain_tool(runtime, api_id) for api_id in ids]

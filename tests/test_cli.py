@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
@@ -107,3 +108,40 @@ def test_apps_up_call_status_down(isolated_home, tmp_path):
     replay = run("call", "kinto.list_buckets", "--mode", "replay", "--cassette", str(cassette))
     assert replay.exit_code == 0
     assert json.loads(replay.stdout) == json.loads(rec.stdout)
+
+
+@pytest.mark.live
+def test_exercise_with_rollback_refuses_irreversible_writes_unless_allowed(isolated_home):
+    assert run("apps", "up", "radicale").exit_code == 0
+
+    refused = run("apps", "exercise", "radicale", "--rollback", "--json")
+    assert refused.exit_code == 1  # the exercise's irreversible deletes were refused
+    data = json.loads(refused.stdout)
+    errors = [c["error"] or "" for c in data["calls"] if not c["ok"]]
+    assert errors and all("cannot be undone" in e for e in errors[:1])
+    (report,) = data["rollback"]
+    assert not [e for e in report["entries"] if e["status"] == "irreversible"]
+
+    allowed = run("apps", "exercise", "radicale", "--rollback", "--allow-irreversible", "--json")
+    assert allowed.exit_code == 0, allowed.output
+    (report,) = json.loads(allowed.stdout)["rollback"]
+    irreversible = [e["api"] for e in report["entries"] if e["status"] == "irreversible"]
+    assert irreversible == ["radicale.delete_calendar", "radicale.delete_addressbook",
+                            "radicale.delete_calendar"]
+    assert report["collateral"] == []
+
+
+def test_apis_check_compares_every_example_with_its_documented_request():
+    result = run("apis", "check", "--app", "github", "--json")
+    assert result.exit_code == 0, result.output
+    rows = json.loads(result.stdout)
+    assert len(rows) >= 20 and all(r["mismatches"] == [] for r in rows)
+
+
+def test_the_readme_catalog_table_is_the_catalog_s(tmp_path):
+    readme = Path(__file__).parents[1] / "README.md"
+    copy = tmp_path / "README.md"
+    copy.write_text(readme.read_text())
+    assert run("apis", "table", "--update", str(copy)).exit_code == 0
+    assert copy.read_text() == readme.read_text(), "run `toolbed apis table --update README.md`"
+    assert run("apis", "table").stdout in readme.read_text()

@@ -8,7 +8,8 @@ import pytest
 
 
 @pytest.mark.parametrize(
-    "module", ["toolbed", "toolbed.apis", "toolbed.connectors", "toolbed.errors"]
+    "module",
+    ["toolbed", "toolbed.apis", "toolbed.connectors", "toolbed.errors", "toolbed.rollback"],
 )
 def test_all_is_complete_and_importable(module):
     mod = importlib.import_module(module)

@@ -20,6 +20,9 @@ and the fix. The CLI prints the message and exits 1, with no traceback.
     x AppNotInstalledError  -- ``toolbed apps install NAME`` was not run
     x AppInstallError       -- installing an app failed (registry unreachable, ...)
     x AppStartError         -- an app did not become healthy
+  + RollbackError
+    x IrreversibleWriteError -- a write with no undo, refused without --allow-irreversible
+    x JournalError          -- the rollback journal cannot be opened or read
 """
 
 from __future__ import annotations
@@ -36,7 +39,10 @@ __all__ = [
     "CatalogError",
     "ConnectorError",
     "CredentialError",
+    "IrreversibleWriteError",
+    "JournalError",
     "ReplayMissError",
+    "RollbackError",
     "ToolbedError",
     "TransportError",
     "UnknownApiError",
@@ -113,3 +119,15 @@ class AppInstallError(AppError):
 
 class AppStartError(AppError):
     "An app did not start or did not become healthy."
+
+
+class RollbackError(ToolbedError):
+    "Rollback could not journal, refuse or undo a write."
+
+
+class IrreversibleWriteError(RollbackError):
+    "A write API with no undo was called without ``allow_irreversible``; nothing was sent."
+
+
+class JournalError(RollbackError):
+    "The rollback journal cannot be opened or read."

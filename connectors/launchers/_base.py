@@ -41,6 +41,7 @@ __all__ = [
     "get_launcher",
     "launch",
     "launcher_names",
+    "process_alive",
     "running_apps",
     "stop_app",
 ]
@@ -249,9 +250,9 @@ def stop_app(app: RunningApp, *, keep_data: bool = False) -> None:
         pass
     else:
         deadline = time.monotonic() + 5
-        while time.monotonic() < deadline and _alive(app.pid):
+        while time.monotonic() < deadline and process_alive(app.pid):
             time.sleep(0.05)
-        if _alive(app.pid):
+        if process_alive(app.pid):
             with suppress(ProcessLookupError):
                 os.killpg(app.pid, signal.SIGKILL)
     _reap(app.pid)
@@ -287,7 +288,7 @@ def running_apps() -> dict[str, RunningApp]:
             app = RunningApp(**json.loads(path.read_text()))
         except (ValueError, TypeError):
             continue
-        if _alive(app.pid):
+        if process_alive(app.pid):
             found[app.app] = app
     return found
 
@@ -302,7 +303,8 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
-def _alive(pid: int) -> bool:
+def process_alive(pid: int) -> bool:
+    """Whether process ``pid`` still runs (a zombie child of ours is reaped and is not)."""
     try:
         waited, _ = os.waitpid(pid, os.WNOHANG)
         if waited == pid:

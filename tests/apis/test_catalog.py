@@ -45,6 +45,27 @@ def test_every_selfhosted_api_is_in_its_apps_exercise(catalog: Catalog):
         assert not missing, f"{app.app}: not exercised: {sorted(missing)}"
 
 
+def test_every_selfhosted_app_has_a_state_probe(catalog: Catalog):
+    for app in catalog.apps.values():
+        if app.tier == "selfhosted":
+            assert app.state_probe, f"{app.app}: rollback cannot verify an app with no probe"
+
+
+def test_a_selfhosted_write_lost_in_a_crash_can_be_settled(catalog: Catalog):
+    """Recovery must tell whether a write whose answer was never journalled took effect.
+
+    An undo that needs the answer (a server-made id, an etag), or that deletes (and so
+    must not delete what existed before), declares a lookup for recovery to ask with.
+    """
+    for api in catalog:
+        undo = api.undo
+        if undo is None or catalog.app_of(api).tier != "selfhosted":
+            continue
+        deletes = catalog.api(f"{api.app}.{undo.api}").http.method == "DELETE"
+        if undo.needs_response or deletes:
+            assert undo.lookup is not None, f"{api.id}: its undo needs a lookup"
+
+
 def test_filters(catalog: Catalog):
     kinto = catalog.filter(app="kinto")
     assert kinto and all(api.app == "kinto" for api in kinto)

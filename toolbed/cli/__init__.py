@@ -13,7 +13,7 @@ from typer.core import TyperGroup
 
 from toolbed.errors import ToolbedError
 
-from . import _apis, _apps, _call
+from . import _apis, _apps, _call, _rollback
 
 __all__ = ["app", "main"]
 
@@ -37,6 +37,7 @@ app = typer.Typer(
 )
 app.add_typer(_apis.app, name="apis")
 app.add_typer(_apps.app, name="apps")
+app.add_typer(_rollback.app, name="rollback")
 app.command("call")(_call.call)
 
 

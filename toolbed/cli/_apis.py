@@ -1,12 +1,15 @@
-"""``toolbed apis list|show``: browse the catalog."""
+"""``toolbed apis list|show|check|table``: browse and check the catalog."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Annotated
 
 import typer
 
-from toolbed.apis import load_catalog
+from toolbed.apis import catalog_table, load_catalog, replace_table
+from toolbed.connectors import Runtime, check_live, request_mismatches
+from toolbed.errors import ToolbedError
 
 from ._output import JsonOpt, console, print_json, table
 
@@ -82,3 +85,63 @@ def show(api_id: str, as_json: JsonOpt = False) -> None:
         console.print(f"undo: {api.undo.api}({binds})")
     elif api.irreversible:
         console.print(f"irreversible: {api.irreversible}")
+
+
+@app.command("check")
+def check(
+    app_: Annotated[str | None, typer.Option("--app", help="Only this app.")] = None,
+    tier: Annotated[str, typer.Option(help="hosted or selfhosted.")] = "hosted",
+    live: Annotated[
+        bool, typer.Option("--live", help="Call every read API once (needs network).")
+    ] = False,
+    as_json: JsonOpt = False,
+) -> None:
+    """Check entries: offline, each example builds its documented request; --live, each
+    read API answers its example (ok / auth needed / gone / error)."""
+    catalog = load_catalog()
+    if app_:
+        catalog.app(app_)
+    apis = catalog.filter(app=app_, tier=tier)
+    if live:
+        with Runtime(catalog) as runtime:
+            health = check_live(runtime, apis)
+        rows = [h.model_dump() for h in health]
+        bad = [h for h in health if h.verdict != "ok"]
+    else:
+        rows = [
+            {"api": api.id, "example": i, "mismatches": request_mismatches(catalog, api, ex)}
+            for api in apis for i, ex in enumerate(api.examples)
+        ]
+        bad = [r for r in rows if r["mismatches"]]
+    if as_json:
+        print_json(rows)
+    elif live:
+        table(f"{len(rows)} read APIs called", ["api", "verdict", "status", "detail"],
+              [[r["api"], r["verdict"], r["status"], r["detail"]] for r in rows])
+    else:
+        table(f"{len(rows)} examples, {len(bad)} not as documented",
+              ["api", "example", "mismatches"],
+              [[r["api"], r["example"], "; ".join(r["mismatches"])] for r in bad])
+    if bad and not live:
+        raise typer.Exit(1)
+
+
+@app.command("table")
+def markdown_table(
+    tier: Annotated[str, typer.Option(help="hosted or selfhosted.")] = "hosted",
+    update: Annotated[
+        Path | None,
+        typer.Option("--update", help="Rewrite the table between the markers in this file."),
+    ] = None,
+) -> None:
+    """Print the catalog as a Markdown table (domains x apps x APIs, keys needed)."""
+    text = catalog_table(load_catalog(), tier)
+    if update is None:
+        typer.echo(text, nl=False)
+        return
+    try:
+        update.write_text(replace_table(update.read_text(encoding="utf-8"), text),
+                          encoding="utf-8")
+    except (OSError, ValueError) as exc:
+        raise ToolbedError(f"cannot update {update}: {exc}") from None
+    console.print(f"updated the {tier} table in {update}")

@@ -9,9 +9,17 @@ import httpx
 import typer
 
 from toolbed.apis import load_catalog
-from toolbed.connectors import Runtime, get_launcher, launcher_names, run_exercise, running_apps
+from toolbed.connectors import (
+    Runtime,
+    StepResult,
+    get_launcher,
+    launcher_names,
+    run_exercise,
+    running_apps,
+)
 from toolbed.connectors.launchers import forget_running, save_running, stop_app
 from toolbed.errors import ToolbedError
+from toolbed.rollback import RollbackReport, RollbackScope
 
 from ._output import CassetteOpt, JsonOpt, ModeOpt, console, print_json, table
 
@@ -112,27 +120,42 @@ def exercise(
     names: NamesArg = None,
     mode: ModeOpt = "live",
     cassette: CassetteOpt = None,
+    rollback: Annotated[bool, typer.Option(
+        "--rollback", help="Journal every write, undo them all afterwards, verify the state.",
+    )] = False,
+    allow_irreversible: Annotated[bool, typer.Option(
+        "--allow-irreversible", help="With --rollback: send writes that cannot be undone.",
+    )] = False,
     as_json: JsonOpt = False,
 ) -> None:
     """Call every API of each app once (its catalog exercise); exit 1 if any call fails."""
     selected = _names(names)
-    failed = 0
-    report = []
+    results: list[StepResult] = []
+    reports: list[RollbackReport] = []
     with Runtime(mode=mode, cassette=cassette) as runtime:
         for name in selected:
-            for result in run_exercise(runtime, name):
-                obs = result.observation
-                failed += not result.ok
-                report.append({
-                    "api": result.api_id, "status": obs.status, "ok": result.ok,
-                    "error": obs.error.message if obs.error else None,
-                })
+            if not rollback:
+                results += run_exercise(runtime, name)
+                continue
+            with RollbackScope(runtime, verify=[name],
+                               allow_irreversible=allow_irreversible) as scope:
+                results += run_exercise(scope, name)
+            assert scope.report is not None
+            reports.append(scope.report)
+    rows = [
+        {"api": r.api_id, "status": r.observation.status, "ok": r.ok,
+         "error": r.observation.error.message if r.observation.error else None}
+        for r in results
+    ]
+    failed = sum(not r["ok"] for r in rows)
     if as_json:
-        print_json(report)
+        print_json({"calls": rows, "rollback": [r.model_dump(mode="json") for r in reports]}
+                   if rollback else rows)
     else:
-        table(f"{len(report)} calls, {len(report) - failed} ok, {failed} failed",
+        table(f"{len(rows)} calls, {len(rows) - failed} ok, {failed} failed",
               ["api", "status", "ok", "error"],
-              [[r["api"], r["status"], "yes" if r["ok"] else "NO", r["error"]] for r in report])
-    if failed:
+              [[r["api"], r["status"], "yes" if r["ok"] else "NO", r["error"]] for r in rows])
+        for report in reports:
+            console.print(report.summary())
+    if failed or not all(r.clean for r in reports):
         raise typer.Exit(1)
-

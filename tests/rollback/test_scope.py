@@ -1,0 +1,205 @@
+"""The rollback scope on the real apps: policy, verification, failures, secrets, replay."""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import signal
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from toolbed.apis import Catalog
+from toolbed.cli import app as cli
+from toolbed.connectors import RunningApp, Runtime
+from toolbed.errors import IrreversibleWriteError
+from toolbed.rollback import Journal, RollbackScope, Status, UndoPolicy, diff, snapshot
+
+EVENT = (
+    "BEGIN:VCALENDAR\r\nVERSION:2.0\r\nPRODID:-//toolbed//tests//EN\r\nBEGIN:VEVENT\r\n"
+    "UID:dentist\r\nDTSTAMP:20260101T000000Z\r\nDTSTART:20260310T080000Z\r\n"
+    "DTEND:20260310T090000Z\r\nSUMMARY:Dentist\r\nEND:VEVENT\r\nEND:VCALENDAR\r\n"
+)
+
+
+@pytest.fixture
+def rt(catalog: Catalog, fresh_apps: dict[str, RunningApp]) -> Iterator[Runtime]:
+    with Runtime(catalog, apps=fresh_apps) as runtime:
+        yield runtime
+
+
+def test_a_task_s_writes_are_undone_newest_first(rt: Runtime, journal: Journal) -> None:
+    with RollbackScope(rt, journal, task_id="groceries", verify=["kinto"]) as scope:
+        scope.call("kinto.create_bucket", {"bucket": "home"})
+        scope.call("kinto.create_collection", {"bucket": "home", "collection": "shopping"})
+        milk = scope.call("kinto.create_record", {
+            "bucket": "home", "collection": "shopping", "data": {"item": "milk"}})
+        assert milk.status == 201
+
+    report = scope.report
+    assert report is not None and report.clean, report.summary()
+    assert [e.api for e in report.entries] == [
+        "kinto.create_bucket", "kinto.create_collection", "kinto.create_record"]
+    assert {e.status for e in report.entries} == {Status.COMPENSATED}
+    undo = report.entries[2].compensation
+    assert undo == {"api": "kinto.delete_record", "args": {
+        "bucket": "home", "collection": "shopping", "id": milk.body["data"]["id"]}}
+    assert rt.call("kinto.get_bucket", {"bucket": "home"}).status in (403, 404)
+
+
+def test_writes_are_undone_when_the_task_raises(rt: Runtime, journal: Journal) -> None:
+    with pytest.raises(RuntimeError), RollbackScope(rt, journal, verify=["kinto"]) as scope:
+        scope.call("kinto.create_bucket", {"bucket": "doomed"})
+        raise RuntimeError("the agent crashed")
+    assert scope.report is not None and scope.report.clean, scope.report.summary()
+
+
+def test_a_change_made_behind_the_scope_s_back_is_named_as_collateral(
+    rt: Runtime, journal: Journal
+) -> None:
+    with RollbackScope(rt, journal, verify=["kinto"]) as scope:
+        rt.call("kinto.create_bucket", {"bucket": "stray", "data": {"title": "not journalled"}})
+    try:
+        report = scope.report
+        assert report is not None and not report.clean
+        named = [str(d) for d in report.collateral]
+        assert any("bucket=stray" in d and "added" in d for d in named), named
+        assert any("/buckets/stray" in d for d in named), named
+    finally:
+        rt.call("kinto.delete_bucket", {"bucket": "stray"})
+
+
+def test_an_irreversible_write_is_refused_unless_allowed(rt: Runtime, journal: Journal) -> None:
+    batch = {"requests": [{"method": "PUT", "path": "/buckets/bulk"}]}
+    with RollbackScope(rt, journal, verify=["kinto"]) as scope:
+        with pytest.raises(IrreversibleWriteError, match="--allow-irreversible"):
+            scope.call("kinto.batch", batch)
+        refused = scope.observe("kinto.batch", batch)
+    assert refused.error is not None and refused.error.type == "IrreversibleWriteError"
+    assert scope.report is not None and scope.report.clean  # nothing was sent
+    assert scope.report.entries == []
+
+    with RollbackScope(rt, journal, verify=["kinto"], allow_irreversible=True) as allowed:
+        assert allowed.call("kinto.batch", batch).status == 200
+    try:
+        report = allowed.report
+        assert report is not None
+        assert [e.api for e in report.irreversible] == ["kinto.batch"]
+        assert any("bucket=bulk" in str(d) for d in report.collateral)
+    finally:
+        rt.call("kinto.delete_bucket", {"bucket": "bulk"})
+
+
+@contextmanager
+def stopped(app: RunningApp) -> Iterator[None]:
+    """Freeze the app's processes (SIGSTOP): connections hang, nothing answers."""
+    os.killpg(app.pid, signal.SIGSTOP)
+    try:
+        yield
+    finally:
+        os.killpg(app.pid, signal.SIGCONT)
+
+
+def test_an_undo_that_fails_is_reported_then_recovered_on_the_next_run(
+    home: Path, catalog: Catalog, fresh_apps: dict[str, RunningApp]
+) -> None:
+    radicale = fresh_apps["radicale"]
+    journal_path = home / "journal.db"
+    with Runtime(catalog, apps=fresh_apps, timeout=1.0) as rt:
+        baseline = snapshot(rt.call, catalog.app("radicale"))
+        scope = RollbackScope(rt, Journal(journal_path), verify=["radicale"],
+                              policy=UndoPolicy(attempts=2, initial_wait=0.1))
+        with scope:
+            scope.call("radicale.create_calendar", {
+                "user": "alice", "calendar": "dentist", "displayname": "Dentist"})
+            scope.call("radicale.create_event", {
+                "user": "alice", "calendar": "dentist", "uid": "dentist", "ics": EVENT})
+            with stopped(radicale):
+                report = scope.rollback()
+
+        assert [e.status for e in report.failed] == [Status.FAILED, Status.FAILED]
+        assert all("timed out" in (e.error or "").lower() or "failed" in (e.error or "")
+                   for e in report.failed), report.summary()
+        assert all(e.attempts == 2 for e in report.failed)
+
+        status = CliRunner().invoke(
+            cli, ["rollback", "status", "--journal", str(journal_path), "--json"])
+        assert status.exit_code == 0, status.output
+        assert [e["status"] for e in json.loads(status.output)] == ["failed", "failed"]
+
+        result = CliRunner().invoke(cli, ["rollback", "recover", "--journal", str(journal_path)])
+        assert result.exit_code == 0, result.output
+        assert Journal(journal_path).entries(statuses=(Status.FAILED,)) == []
+        assert diff(baseline, snapshot(rt.call, catalog.app("radicale"))) == []
+
+
+def test_the_journal_never_contains_a_secret(
+    rt: Runtime, tmp_path: Path, fresh_apps: dict[str, RunningApp]
+) -> None:
+    secret = fresh_apps["kinto"].env["TOOLBED_KINTO_PASSWORD"]
+    path = tmp_path / "journal.db"
+    with RollbackScope(rt, Journal(path), verify=["kinto"]) as scope:
+        scope.call("kinto.create_bucket", {"bucket": "vault", "data": {"note": secret}})
+        scope.call("kinto.create_account", {"username": "bob", "password": secret})
+        scope.call("kinto.update_bucket", {"bucket": "vault", "data": {"copy": f"pw={secret}"}})
+    assert scope.report is not None
+    stored = b"".join(p.read_bytes() for p in tmp_path.iterdir() if p.name.startswith("journal"))
+    for form in (secret, base64.b64encode(secret.encode()).decode()):
+        assert form.encode() not in stored
+    assert b"<TOOLBED_KINTO_PASSWORD>" in stored
+    # restoring the bucket would write the marker back instead of the secret: refused
+    update = next(e for e in scope.report.entries if e.api == "kinto.update_bucket")
+    assert update.status is Status.FAILED and "redacted" in (update.error or "")
+    rt.call("kinto.delete_bucket", {"bucket": "vault"})
+
+
+def test_rollback_replays_from_the_cassette_exactly(
+    catalog: Catalog, fresh_apps: dict[str, RunningApp], tmp_path: Path
+) -> None:
+    cassette = tmp_path / "scope.yaml"
+
+    def task(runtime: Runtime) -> list[tuple[str, str, object]]:
+        with RollbackScope(runtime, verify=["kinto"]) as scope:
+            scope.call("kinto.create_bucket", {"bucket": "replayed"})
+            scope.call("kinto.create_collection", {"bucket": "replayed", "collection": "c"})
+            scope.call("kinto.create_record", {
+                "bucket": "replayed", "collection": "c", "data": {"n": 1}})
+        assert scope.report is not None and scope.report.clean, scope.report.summary()
+        return [(e.api, e.status.value, e.compensation) for e in scope.report.entries]
+
+    with Runtime(catalog, apps=fresh_apps, mode="record", cassette=cassette) as recording:
+        recorded = task(recording)
+    with Runtime(catalog, mode="replay", cassette=cassette) as replaying:
+        replayed = task(replaying)
+    assert replayed == recorded
+
+
+async def test_the_async_scope_undoes_on_exit(rt: Runtime, journal: Journal) -> None:
+    async with RollbackScope(rt, journal, verify=["radicale"]) as scope:
+        made = await scope.acall("radicale.create_addressbook", {
+            "user": "alice", "addressbook": "friends", "displayname": "Friends"})
+        assert made.status == 201
+        listed = await scope.acall("radicale.list_collections", {"user": "alice"})
+        assert any(e["href"].endswith("/friends/") for e in listed.body)
+    assert scope.report is not None and scope.report.clean, scope.report.summary()
+    assert [e.status for e in scope.report.entries] == [Status.COMPENSATED]
+
+
+def test_status_and_recover_from_the_command_line(home: Path, rt: Runtime) -> None:
+    path = home / "journal.db"
+    scope = RollbackScope(rt, Journal(path), run_id="abandoned")
+    scope.call("kinto.create_bucket", {"bucket": "left"})  # no `with`: never rolled back
+
+    shown = CliRunner().invoke(cli, ["rollback", "status", "--journal", str(path), "--json"])
+    assert shown.exit_code == 0
+    assert '"status": "applied"' in shown.output and "kinto.create_bucket" in shown.output
+
+    done = CliRunner().invoke(cli, ["rollback", "recover", "--journal", str(path)])
+    assert done.exit_code == 0, done.output
+    assert rt.call("kinto.get_bucket", {"bucket": "left"}).status in (403, 404)
+    again = CliRunner().invoke(cli, ["rollback", "status", "--journal", str(path)])
+    assert "nothing to undo" in again.output
