@@ -451,6 +451,9 @@ class App(_Model):
     version: str | None = Field(None, description="Self-hosted: the pinned version installed.")
     emulator: bool = Field(False, description="An emulator of a cloud API, not the real service.")
     auth: Auth = NoAuth()
+    seed: list[Step] = Field(
+        [], description="Self-hosted: calls that load realistic data at every start.",
+    )
     state_probe: list[ProbeStep] = []
     volatile: list[str] = Field(
         [], description="Keys that change on every write (timestamps, etags); ignored when "
@@ -512,11 +515,12 @@ class App(_Model):
                 raise ValueError(f"state_probe[{i}] {probe.api!r} is not a read API of this app")
             for key, expr in [*probe.bind.items(), ("each", probe.each or "@")]:
                 _check_jmespath(f"state_probe[{i}] {key!r}", expr)
-        for i, step in enumerate(self.exercise):
-            if step.api not in by_name:
-                raise ValueError(f"exercise[{i}] calls unknown API {step.api!r}")
-            for key, expr in step.bind.items():
-                _check_jmespath(f"exercise[{i}] bind {key!r}", expr)
+        for part, steps in (("seed", self.seed), ("exercise", self.exercise)):
+            for i, step in enumerate(steps):
+                if step.api not in by_name:
+                    raise ValueError(f"{part}[{i}] calls unknown API {step.api!r}")
+                for key, expr in step.bind.items():
+                    _check_jmespath(f"{part}[{i}] bind {key!r}", expr)
         return self
 
     def api(self, name: str) -> Api:

@@ -1,6 +1,8 @@
 """Launchers of the self-hosted apps: one module per app, registered by name."""
 
-from . import kinto, radicale  # noqa: F401  (each module registers its launcher)
+import importlib
+import pkgutil
+
 from ._base import (
     Launcher,
     RunningApp,
@@ -28,3 +30,8 @@ __all__ = [
     "save_running",
     "stop_app",
 ]
+
+# each module registers its launcher; a new app is a new module here, nothing else
+for _module in pkgutil.iter_modules(__path__):
+    if not _module.name.startswith("_"):
+        importlib.import_module(f"{__name__}.{_module.name}")

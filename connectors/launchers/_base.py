@@ -73,6 +73,8 @@ class Launcher:
 
     package: ClassVar[str]
     """The PyPI distribution to install (its version comes from the catalog)."""
+    extras: ClassVar[tuple[str, ...]] = ()
+    """Further pinned requirements installed beside it (``"cheroot==11.0.0"``)."""
     health_path: ClassVar[str] = "/"
     user: ClassVar[str] = "alice"
     """The account toolbed creates; the password is per run."""
@@ -97,6 +99,10 @@ class Launcher:
     def requirement(self) -> str:
         return f"{self.package}=={self.app.version}"
 
+    @property
+    def requirements(self) -> list[str]:
+        return [self.requirement, *self.extras]
+
     def installed_version(self) -> str | None:
         marker = self.install_dir / "installed.json"
         if not marker.is_file():
@@ -113,7 +119,7 @@ class Launcher:
         steps = [
             [sys.executable, "-m", "venv", str(venv)],
             [str(self.bin_dir / "python"), "-m", "pip", "install", "--quiet",
-             "--disable-pip-version-check", self.requirement],
+             "--disable-pip-version-check", *self.requirements],
         ]
         for cmd in steps:
             proc = subprocess.run(cmd, capture_output=True, text=True)
@@ -125,7 +131,7 @@ class Launcher:
                     f"(is the package registry reachable?):\n{tail}"
                 )
         (self.install_dir / "installed.json").write_text(
-            json.dumps({"version": self.app.version, "requirement": self.requirement})
+            json.dumps({"version": self.app.version, "requirements": self.requirements})
         )
         return True
 
@@ -145,7 +151,15 @@ class Launcher:
         raise NotImplementedError
 
     def bootstrap(self, base_url: str, env: dict[str, str]) -> None:
-        """Create accounts or anything else the app needs once it answers."""
+        """Create accounts or anything else the app needs once it answers.
+
+        A token made here (an API key the app issues) goes into ``env`` under the env
+        var the catalog's auth reads; ``env`` becomes the running app's credentials.
+        """
+
+    def process_env(self, data_dir: Path) -> dict[str, str]:
+        """Extra environment for the app's process (besides a clean PATH and HOME)."""
+        return {}
 
     # -- start / stop -------------------------------------------------------------------
 
@@ -180,7 +194,8 @@ class Launcher:
         with open(log_path, "wb") as log:
             proc = subprocess.Popen(
                 cmd, cwd=data, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                start_new_session=True, env={**_clean_env(), "HOME": str(data)},
+                start_new_session=True,
+                env={**_clean_env(), "HOME": str(data), **self.process_env(data)},
             )
         running = RunningApp(
             app=self.app.app, base_url=base_url, pid=proc.pid, version=self.app.version or "",
@@ -189,10 +204,26 @@ class Launcher:
         try:
             self._wait_healthy(proc, base_url, log_path)
             self.bootstrap(base_url, env)
+            self._seed(running)
         except BaseException:
             stop_app(running)
             raise
         return running
+
+    def _seed(self, running: RunningApp) -> None:
+        """Load the catalog's ``seed`` steps: the data read tasks expect to find."""
+        if not self.app.seed:
+            return
+        from .._exercise import run_steps  # the runtime imports this module
+        from .._runtime import Runtime
+
+        with Runtime(Catalog([self.app]), apps={self.app.app: running}, env={}) as rt:
+            results = run_steps(rt, self.app.app, self.app.seed)
+        failed = next((r for r in results if not r.ok), None)
+        if failed is not None:
+            obs = failed.observation
+            why = obs.error.message if obs.error else f"HTTP {obs.status}: {str(obs.body)[:300]}"
+            raise AppStartError(f"{self.app.app}: seeding failed at {failed.api_id}: {why}")
 
     def _wait_healthy(self, proc: subprocess.Popen, base_url: str, log_path: Path) -> None:
         deadline = time.monotonic() + self.start_timeout

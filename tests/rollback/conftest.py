@@ -1,7 +1,8 @@
-"""Fresh instances of every self-hosted app for the rollback tests.
+"""Fresh instances of the self-hosted apps for the rollback tests.
 
 Rollback tests compare whole-app snapshots, so they get apps of their own: nothing
 another test left behind can show up as a difference, and nothing they do leaks out.
+Apps start on first use and all stop when the package's tests are done.
 """
 
 from __future__ import annotations
@@ -13,15 +14,35 @@ from pathlib import Path
 import pytest
 
 from toolbed.apis import Catalog
-from toolbed.connectors import RunningApp, launch, launcher_names
+from toolbed.connectors import RunningApp, launch
 from toolbed.connectors.launchers import save_running
 from toolbed.rollback import Journal
 
 
+class AppPool:
+    """One fresh instance per app, started when first asked for."""
+
+    def __init__(self, catalog: Catalog, stack: ExitStack):
+        self._catalog, self._stack = catalog, stack
+        self._running: dict[str, RunningApp] = {}
+
+    def only(self, *names: str) -> dict[str, RunningApp]:
+        for name in names:
+            if name not in self._running:
+                self._running[name] = self._stack.enter_context(launch(name, self._catalog))
+        return {name: self._running[name] for name in names}
+
+
 @pytest.fixture(scope="package")
-def fresh_apps(catalog: Catalog) -> Iterator[dict[str, RunningApp]]:
+def pool(catalog: Catalog) -> Iterator[AppPool]:
     with ExitStack() as stack:
-        yield {name: stack.enter_context(launch(name, catalog)) for name in launcher_names()}
+        yield AppPool(catalog, stack)
+
+
+@pytest.fixture
+def fresh_apps(pool: AppPool) -> dict[str, RunningApp]:
+    """Kinto and Radicale, which the scenario tests below use."""
+    return pool.only("kinto", "radicale")
 
 
 @pytest.fixture

@@ -10,9 +10,11 @@ from __future__ import annotations
 import pytest
 
 from toolbed.apis import Catalog, load_catalog
-from toolbed.connectors import RunningApp, Runtime, bind_args, run_steps
+from toolbed.connectors import Runtime, bind_args, run_steps
 from toolbed.errors import IrreversibleWriteError
 from toolbed.rollback import Journal, RollbackScope, Status
+
+from .conftest import AppPool
 
 CATALOG = load_catalog()
 WRITES = [
@@ -23,14 +25,14 @@ WRITES = [
 
 @pytest.mark.parametrize("api_id", WRITES)
 def test_write_is_undone_and_state_is_as_before(
-    api_id: str, catalog: Catalog, fresh_apps: dict[str, RunningApp], journal: Journal
+    api_id: str, catalog: Catalog, pool: AppPool, journal: Journal
 ) -> None:
     api = catalog.api(api_id)
     app = catalog.app_of(api)
     index = next(i for i, s in enumerate(app.exercise) if s.api == api.name)
     step = app.exercise[index]
 
-    with Runtime(catalog, apps=fresh_apps) as rt, \
+    with Runtime(catalog, apps=pool.only(app.app)) as rt, \
             RollbackScope(rt, journal, run_id="setup", allow_irreversible=True) as setup_scope:
         saved: dict = {}
         setup = run_steps(setup_scope, app.app, app.exercise[:index], saved)

@@ -142,8 +142,8 @@ def test_the_journal_never_contains_a_secret(
 ) -> None:
     secret = fresh_apps["kinto"].env["TOOLBED_KINTO_PASSWORD"]
     path = tmp_path / "journal.db"
+    rt.call("kinto.create_bucket", {"bucket": "vault", "data": {"note": secret}})
     with RollbackScope(rt, Journal(path), verify=["kinto"]) as scope:
-        scope.call("kinto.create_bucket", {"bucket": "vault", "data": {"note": secret}})
         scope.call("kinto.create_account", {"username": "bob", "password": secret})
         scope.call("kinto.update_bucket", {"bucket": "vault", "data": {"copy": f"pw={secret}"}})
     assert scope.report is not None
@@ -151,9 +151,11 @@ def test_the_journal_never_contains_a_secret(
     for form in (secret, base64.b64encode(secret.encode()).decode()):
         assert form.encode() not in stored
     assert b"<TOOLBED_KINTO_PASSWORD>" in stored
-    # restoring the bucket would write the marker back instead of the secret: refused
+    # restoring the bucket would write the marker back instead of the secret: refused,
+    # and the bucket is reported as left changed
     update = next(e for e in scope.report.entries if e.api == "kinto.update_bucket")
     assert update.status is Status.FAILED and "redacted" in (update.error or "")
+    assert any("bucket=vault" in str(d) for d in scope.report.collateral)
     rt.call("kinto.delete_bucket", {"bucket": "vault"})
 
 
