@@ -89,7 +89,7 @@ def test_apps_up_call_status_down(isolated_home, tmp_path):
     assert created.exit_code == 0, created.output
     assert json.loads(created.stdout)["status"] == 201
     listed = json.loads(run("call", "kinto.list_buckets").stdout)
-    assert [b["id"] for b in listed["body"]["data"]] == ["household"]
+    assert "household" in [b["id"] for b in listed["body"]["data"]]
 
     bad = run("call", "kinto.get_bucket", "--args", '{"bucket": "../../admin"}')
     assert bad.exit_code == 1 and "not a single path segment" in bad.stderr
