@@ -5,6 +5,7 @@ import pkgutil
 
 from ._base import (
     Launcher,
+    NpmLauncher,
     RunningApp,
     forget_running,
     free_port,
@@ -19,6 +20,7 @@ from ._base import (
 
 __all__ = [
     "Launcher",
+    "NpmLauncher",
     "RunningApp",
     "forget_running",
     "free_port",

@@ -37,6 +37,7 @@ from toolbed.registry import lookup, names
 
 __all__ = [
     "Launcher",
+    "NpmLauncher",
     "RunningApp",
     "get_launcher",
     "launch",
@@ -109,20 +110,32 @@ class Launcher:
             return None
         return json.loads(marker.read_text()).get("version")
 
+    @property
+    def prefix(self) -> Path:
+        """Where the app's packages go (replaced whole on a new install)."""
+        return self.install_dir / "venv"
+
+    def install_commands(self) -> list[list[str]]:
+        """The commands that install the pinned packages into ``prefix``."""
+        return [
+            [sys.executable, "-m", "venv", str(self.prefix)],
+            [str(self.bin_dir / "python"), "-m", "pip", "install", "--quiet",
+             "--disable-pip-version-check", *self.requirements],
+        ]
+
     def install(self) -> bool:
         """Install the pinned version; returns False when it was already there."""
         if self.installed_version() == self.app.version:
             return False
-        venv = self.install_dir / "venv"
-        shutil.rmtree(venv, ignore_errors=True)
-        self.install_dir.mkdir(parents=True, exist_ok=True)
-        steps = [
-            [sys.executable, "-m", "venv", str(venv)],
-            [str(self.bin_dir / "python"), "-m", "pip", "install", "--quiet",
-             "--disable-pip-version-check", *self.requirements],
-        ]
-        for cmd in steps:
-            proc = subprocess.run(cmd, capture_output=True, text=True)
+        shutil.rmtree(self.prefix, ignore_errors=True)
+        self.prefix.mkdir(parents=True)
+        for cmd in self.install_commands():
+            try:
+                proc = subprocess.run(cmd, capture_output=True, text=True, cwd=self.prefix)
+            except FileNotFoundError:
+                raise AppInstallError(
+                    f"installing {self.app.app} needs `{cmd[0]}`, which is not on PATH"
+                ) from None
             if proc.returncode != 0:
                 out = (proc.stderr or proc.stdout).strip().splitlines()
                 tail = "\n".join(out)[-1500:]
@@ -253,6 +266,35 @@ class Launcher:
             yield app
         finally:
             stop_app(app)
+
+
+class NpmLauncher(Launcher):
+    """An app from the npm registry, installed into its own prefix with the machine's npm.
+
+    ``overrides`` pins transitive dependencies (npm's ``overrides`` in package.json),
+    for packages whose own ranges no longer resolve.
+    """
+
+    overrides: ClassVar[dict[str, str]] = {}
+
+    @property
+    def prefix(self) -> Path:
+        return self.install_dir / "npm"
+
+    @property
+    def node_modules(self) -> Path:
+        return self.prefix / "node_modules"
+
+    @property
+    def requirement(self) -> str:
+        return f"{self.package}@{self.app.version}"
+
+    def install_commands(self) -> list[list[str]]:
+        manifest = {"name": f"toolbed-{self.app.app}", "private": True,
+                    "overrides": self.overrides}
+        (self.prefix / "package.json").write_text(json.dumps(manifest, indent=2))
+        return [["npm", "install", "--no-audit", "--no-fund", "--save-exact",
+                 "--prefix", str(self.prefix), *self.requirements]]
 
 
 def get_launcher(name: str, catalog: Catalog | None = None) -> Launcher:
