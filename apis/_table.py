@@ -12,9 +12,12 @@ from collections import defaultdict
 from ._loader import Catalog
 from ._schema import App
 
-__all__ = ["MARKERS", "catalog_table", "replace_table"]
+__all__ = ["catalog_table", "markers", "replace_table"]
 
-MARKERS = ("<!-- catalog-table:start -->", "<!-- catalog-table:end -->")
+
+def markers(tier: str) -> tuple[str, str]:
+    """The comments that fence a tier's table in a Markdown file."""
+    return f"<!-- catalog-table:{tier}:start -->", f"<!-- catalog-table:{tier}:end -->"
 
 
 def catalog_table(catalog: Catalog, tier: str = "hosted") -> str:
@@ -27,17 +30,23 @@ def catalog_table(catalog: Catalog, tier: str = "hosted") -> str:
         "| domain | apps (APIs) | APIs | read / write | keys needed (env vars) |",
         "|---|---|---|---|---|",
     ]
+    if tier == "selfhosted":
+        lines = [
+            "| domain | apps (APIs) | APIs | read / write | versions |",
+            "|---|---|---|---|---|",
+        ]
     totals = [0, 0, 0, 0]
-    for domain in sorted(by_domain):
+    for domain in sorted(by_domain, key=str.lower):
         apps = sorted(by_domain[domain], key=lambda a: a.app)
         reads = sum(1 for a in apps for api in a.apis if api.effect == "read")
         writes = sum(1 for a in apps for api in a.apis if api.effect == "write")
         keys = sorted({var for a in apps for var in a.auth.env_vars})
         names = ", ".join(f"{a.app} ({len(a.apis)})" for a in apps)
-        lines.append(
-            f"| {domain} | {names} | {reads + writes} | {reads} / {writes} | "
-            f"{', '.join(f'`{k}`' for k in keys) or 'none'} |"
+        last = (
+            ", ".join(f"{a.app} {a.version}" for a in apps) if tier == "selfhosted"
+            else ", ".join(f"`{k}`" for k in keys) or "none"
         )
+        lines.append(f"| {domain} | {names} | {reads + writes} | {reads} / {writes} | {last} |")
         totals = [totals[0] + len(apps), totals[1] + reads + writes, totals[2] + reads,
                   totals[3] + writes]
     lines.append(
@@ -47,9 +56,9 @@ def catalog_table(catalog: Catalog, tier: str = "hosted") -> str:
     return "\n".join(lines) + "\n"
 
 
-def replace_table(text: str, table: str) -> str:
-    """``text`` with the part between the table markers replaced by ``table``."""
-    start, end = MARKERS
+def replace_table(text: str, table: str, tier: str = "hosted") -> str:
+    """``text`` with the part between ``tier``'s table markers replaced by ``table``."""
+    start, end = markers(tier)
     if start not in text or end not in text:
         raise ValueError(f"the file has no {start} ... {end} markers to replace between")
     head, rest = text.split(start, 1)

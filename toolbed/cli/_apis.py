@@ -140,7 +140,7 @@ def markdown_table(
         typer.echo(text, nl=False)
         return
     try:
-        update.write_text(replace_table(update.read_text(encoding="utf-8"), text),
+        update.write_text(replace_table(update.read_text(encoding="utf-8"), text, tier),
                           encoding="utf-8")
     except (OSError, ValueError) as exc:
         raise ToolbedError(f"cannot update {update}: {exc}") from None

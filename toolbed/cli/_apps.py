@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from concurrent.futures import ThreadPoolExecutor, as_completed
 from typing import Annotated
 
 import httpx
@@ -17,7 +18,7 @@ from toolbed.connectors import (
     run_exercise,
     running_apps,
 )
-from toolbed.connectors.launchers import forget_running, save_running, stop_app
+from toolbed.connectors.launchers import Launcher, forget_running, save_running, stop_app
 from toolbed.errors import ToolbedError
 from toolbed.rollback import RollbackReport, RollbackScope
 
@@ -40,17 +41,35 @@ def _names(names: list[str] | None) -> list[str]:
 
 
 @app.command()
-def install(names: NamesArg = None) -> None:
-    """Install each app, at its pinned version, in its own virtualenv (idempotent)."""
+def install(
+    names: NamesArg = None,
+    jobs: Annotated[int, typer.Option("--jobs", "-j", help="Apps installed at once.")] = 4,
+) -> None:
+    """Install each app, at its pinned version, in its own virtualenv or npm prefix
+    (idempotent; several at once, since most of the time goes to downloads)."""
     catalog = load_catalog()
-    for name in _names(names):
-        launcher = get_launcher(name, catalog)
+    launchers = [get_launcher(name, catalog) for name in _names(names)]
+
+    def one(launcher: Launcher) -> tuple[Launcher, bool, float]:
         started = time.monotonic()
-        with console.status(f"installing {launcher.requirement} ..."):
-            fresh = launcher.install()
-        what = "installed" if fresh else "already installed"
-        console.print(f"{name}: {what} {launcher.requirement} "
-                      f"({time.monotonic() - started:.1f} s) in {launcher.install_dir}")
+        fresh = launcher.install()
+        return launcher, fresh, time.monotonic() - started
+
+    failures: list[str] = []
+    with console.status(f"installing {len(launchers)} app(s) ..."), \
+            ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
+        futures = [pool.submit(one, launcher) for launcher in launchers]
+        for future in as_completed(futures):
+            try:
+                launcher, fresh, seconds = future.result()
+            except ToolbedError as exc:
+                failures.append(str(exc))
+                continue
+            what = "installed" if fresh else "already installed"
+            console.print(f"{launcher.app.app}: {what} {launcher.requirement} "
+                          f"({seconds:.1f} s) in {launcher.install_dir}")
+    if failures:
+        raise ToolbedError("\n".join(failures))
 
 
 @app.command()

@@ -1,0 +1,119 @@
+"""changedetection.io: website change monitoring (watches, snapshots, diffs, tags)."""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import subprocess
+import time
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from toolbed.errors import AppStartError
+from toolbed.registry import register
+
+from ._base import LOOPBACK, Launcher, RunningApp, stop_app
+
+_TOKEN_ENV = "TOOLBED_CHANGEDETECTION_TOKEN"
+
+# Every page fetch goes through `requests`, which honours $http(s)_proxy and $no_proxy:
+# watches of 127.0.0.1 are fetched directly, anything else is sent to a closed port on
+# the loopback and fails at once. (The uppercase HTTP_PROXY is left unset on purpose:
+# changedetection reads it itself and would then send local fetches there too.)
+_NO_NETWORK_PROXY = f"http://{LOOPBACK}:9"
+
+
+@register("launcher", "changedetection")
+class ChangedetectionLauncher(Launcher):
+    package = "changedetection.io"
+    health_path = "/api/v1/systeminfo"  # 403 without the key, but it answers once ready
+    start_timeout = 60.0
+    first_check_timeout = 60.0
+
+    def credentials(self) -> dict[str, str]:
+        # the API key, set in the datastore before the first start; one set in the
+        # environment is used instead
+        return {_TOKEN_ENV: os.environ.get(_TOKEN_ENV) or secrets.token_hex(16)}
+
+    def process_env(self, data_dir: Path) -> dict[str, str]:
+        return {
+            "DISABLE_VERSION_CHECK": "true",           # no daily call to changedetection.io
+            "NOTIFICATION_WORKERS": "0",               # notifications are stored, never sent
+            "ALLOW_IANA_RESTRICTED_ADDRESSES": "true",  # may fetch its own 127.0.0.1 pages
+            "http_proxy": _NO_NETWORK_PROXY,
+            "https_proxy": _NO_NETWORK_PROXY,
+            "no_proxy": f"{LOOPBACK},localhost",
+            "SAFE_PROTOCOL_REGEX": "^(http|https):",   # no ftp:// (it would bypass the proxy)
+            "REQUESTS_RETRY_MAX_COUNT": "1",
+            "FETCH_WORKERS": "2",
+            "LOGGER_LEVEL": "INFO",
+        }
+
+    def configure(self, data_dir: Path, port: int, env: dict[str, str]) -> list[str]:
+        datastore = data_dir / "datastore"
+        datastore.mkdir(exist_ok=True)
+        command = [
+            str(self.bin_dir / "changedetection.py"),
+            "-h", LOOPBACK, "-p", str(port), "-d", str(datastore),
+        ]
+        # A fresh datastore gets two default watches of public sites, fetched at once.
+        # Create it empty instead: with a -u URL no defaults are added, and the testing
+        # switch exits right after the datastore is written, before that URL is added.
+        init = subprocess.run(
+            [*command, "-u", f"http://{LOOPBACK}:{port}/"],
+            cwd=data_dir, capture_output=True, text=True, timeout=120,
+            env={"PATH": os.environ.get("PATH", ""), "HOME": str(data_dir),
+                 **self.process_env(data_dir), "TESTING_SHUTDOWN_AFTER_DATASTORE_LOAD": "1"},
+        )
+        settings_file = datastore / "changedetection.json"
+        if init.returncode != 0 or not settings_file.is_file():
+            tail = "\n".join((init.stdout + init.stderr).splitlines()[-15:])
+            raise AppStartError(f"changedetection: creating the datastore failed:\n{tail}")
+        settings: dict[str, Any] = json.loads(settings_file.read_text())
+        application = settings["settings"]["application"]
+        application["api_access_token"] = env[_TOKEN_ENV]
+        application["api_access_token_enabled"] = True
+        # the address of this instance, as systeminfo reports it: the seed reads it to
+        # watch the instance's own pages, the only pages it can reach
+        application["base_url"] = f"http://{LOOPBACK}:{port}"
+        settings_file.write_text(json.dumps(settings, indent=2))
+        settings_file.chmod(0o600)
+        return command
+
+    def start(self, **kwargs: Any) -> RunningApp:
+        running = super().start(**kwargs)
+        try:
+            self._wait_for_first_checks(running)
+        except BaseException:
+            stop_app(running)
+            raise
+        return running
+
+    def _wait_for_first_checks(self, running: RunningApp) -> None:
+        """Wait until every active watch of the seed has been fetched once.
+
+        New watches are checked in the background soon after they are added; waiting
+        here gives read tasks a first snapshot to find, and keeps those checks from
+        changing the state while a task runs (the next ones are hours away).
+        """
+        headers = {"x-api-key": running.env[_TOKEN_ENV]}
+        deadline = time.monotonic() + self.first_check_timeout
+        with httpx.Client(base_url=running.base_url, headers=headers, timeout=5) as client:
+            while True:
+                pending = []
+                for uuid in client.get("/api/v1/watch").json():
+                    watch = client.get(f"/api/v1/watch/{uuid}").json()
+                    if not watch.get("paused") and not watch.get("check_count"):
+                        pending.append(watch.get("url"))
+                queued = client.get("/api/v1/systeminfo").json().get("queue_size", 0)
+                if not pending and not queued:
+                    return
+                if time.monotonic() > deadline:
+                    raise AppStartError(
+                        f"changedetection: the seed's watches were not checked within "
+                        f"{self.first_check_timeout:.0f} s: {pending}"
+                    )
+                time.sleep(0.3)

@@ -1,0 +1,69 @@
+"""Datasette: SQLite databases as a JSON API (tables, rows, SQL queries, write API)."""
+
+from __future__ import annotations
+
+import os
+import secrets
+import subprocess
+from pathlib import Path
+
+from toolbed.apis import App
+from toolbed.errors import AppStartError
+from toolbed.registry import register
+
+from ._base import LOOPBACK, Launcher
+
+DATABASES = ("household", "library")
+"""The database files served: created empty, filled by the catalog's seed."""
+
+
+@register("launcher", "datasette")
+class DatasetteLauncher(Launcher):
+    package = "datasette"
+    health_path = "/-/versions.json"
+    user = "root"
+
+    def __init__(self, app: App):
+        super().__init__(app)
+        self._secret = secrets.token_hex(32)
+        self._token: subprocess.Popen[str] | None = None
+
+    def credentials(self) -> dict[str, str]:
+        # no password: bootstrap() issues a bearer token signed with this run's secret
+        return {}
+
+    def configure(self, data_dir: Path, port: int, env: dict[str, str]) -> list[str]:
+        # issue the token while the server starts: each command takes seconds to import
+        self._token = subprocess.Popen(
+            [str(self.bin_dir / "datasette"), "create-token", self.user],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL,
+            text=True, cwd=data_dir,
+            env={"PATH": os.environ.get("PATH", ""), "HOME": str(data_dir),
+                 **self.process_env(data_dir)},
+        )
+        return [
+            str(self.bin_dir / "datasette"), "serve",
+            *(str(data_dir / f"{name}.db") for name in DATABASES),
+            "--create",
+            "--host", LOOPBACK, "--port", str(port),
+            # the root actor (the token's) may do everything, anyone else nothing
+            "--root", "--default-deny",
+        ]
+
+    def process_env(self, data_dir: Path) -> dict[str, str]:
+        # the signing secret goes by environment, never on a command line
+        return {"DATASETTE_SECRET": self._secret}
+
+    def bootstrap(self, base_url: str, env: dict[str, str]) -> None:
+        assert self._token is not None, "configure() starts the token command"
+        try:
+            out, err = self._token.communicate(timeout=60)
+        except subprocess.TimeoutExpired:
+            self._token.kill()
+            out, err = self._token.communicate()
+        token = out.strip()
+        if self._token.returncode != 0 or not token.startswith("dstok_"):
+            raise AppStartError(
+                f"datasette started but issuing its API token failed: {err.strip()[-500:]}"
+            )
+        env["TOOLBED_DATASETTE_TOKEN"] = token
