@@ -26,15 +26,11 @@ def catalog_table(catalog: Catalog, tier: str = "hosted") -> str:
     for app in catalog.apps.values():
         if app.tier == tier:
             by_domain[app.domain].append(app)
+    last_column = "versions" if tier == "selfhosted" else "keys needed (env vars)"
     lines = [
-        "| domain | apps (APIs) | APIs | read / write | keys needed (env vars) |",
+        f"| domain | apps (APIs) | APIs | read / write | {last_column} |",
         "|---|---|---|---|---|",
     ]
-    if tier == "selfhosted":
-        lines = [
-            "| domain | apps (APIs) | APIs | read / write | versions |",
-            "|---|---|---|---|---|",
-        ]
     totals = [0, 0, 0, 0]
     for domain in sorted(by_domain, key=str.lower):
         apps = sorted(by_domain[domain], key=lambda a: a.app)

@@ -30,7 +30,7 @@ from typing import ClassVar
 
 import httpx
 
-from toolbed.apis import App, BasicAuth, Catalog, load_catalog
+from toolbed.apis import ApiKeyAuth, App, BasicAuth, BearerAuth, Catalog, load_catalog
 from toolbed.errors import AppInstallError, AppNotInstalledError, AppStartError, ToolbedError
 from toolbed.paths import home_dir
 from toolbed.registry import lookup, names
@@ -80,6 +80,8 @@ class Launcher:
     user: ClassVar[str] = "alice"
     """The account toolbed creates; the password is per run."""
     start_timeout: ClassVar[float] = 30.0
+    issues_token: ClassVar[bool] = False
+    """For token auth: the app issues the token in ``bootstrap()`` (toolbed does not pick it)."""
 
     def __init__(self, app: App):
         if app.tier != "selfhosted" or not app.version:
@@ -174,19 +176,51 @@ class Launcher:
         """Extra environment for the app's process (besides a clean PATH and HOME)."""
         return {}
 
+    def ready(self, running: RunningApp) -> None:
+        """Wait for anything the app still does after its seed (the app is stopped on error)."""
+
+    def setup_command(
+        self, cmd: list[str], data_dir: Path, what: str, *,
+        env: dict[str, str] | None = None, timeout: float = 120,
+    ) -> subprocess.CompletedProcess[str]:
+        """Run a one-off setup command (make a config, a datastore, a hash) in the app's
+        clean environment; ``AppStartError`` with its output's tail if it fails."""
+        try:
+            done = subprocess.run(
+                cmd, cwd=data_dir, capture_output=True, text=True, timeout=timeout,
+                env={**_clean_env(), "HOME": str(data_dir), **self.process_env(data_dir),
+                     **(env or {})},
+            )
+        except subprocess.TimeoutExpired:
+            raise AppStartError(f"{self.app.app}: {what} took over {timeout:.0f} s") from None
+        if done.returncode != 0:
+            tail = "\n".join((done.stdout + done.stderr).splitlines()[-15:])
+            raise AppStartError(f"{self.app.app}: {what} failed:\n{tail}")
+        return done
+
     # -- start / stop -------------------------------------------------------------------
 
     def credentials(self) -> dict[str, str]:
-        """Env vars for the app's auth: the fixed user and a per-run password.
+        """Env vars for the app's auth: the fixed user and a per-run password, or a
+        per-run token (unless the app issues its own, see ``issues_token``).
 
-        A password already set in the environment is used instead, so a user (or a
-        test) can choose it.
+        A password or token already set in the environment is used instead, so a user
+        (or a test) can choose it.
         """
         auth = self.app.auth
-        if not isinstance(auth, BasicAuth):
-            return {}
-        password = os.environ.get(auth.password_env) or secrets.token_urlsafe(18)
-        return {auth.user_env: self.user, auth.password_env: password}
+        if isinstance(auth, BasicAuth):
+            password = os.environ.get(auth.password_env) or secrets.token_urlsafe(18)
+            return {auth.user_env: self.user, auth.password_env: password}
+        if isinstance(auth, ApiKeyAuth | BearerAuth) and not self.issues_token:
+            return {auth.env: os.environ.get(auth.env) or secrets.token_hex(24)}
+        return {}
+
+    @property
+    def token_env(self) -> str:
+        """The env var that carries the app's token (API key or bearer auth)."""
+        auth = self.app.auth
+        assert isinstance(auth, ApiKeyAuth | BearerAuth), f"{self.app.app} has no token auth"
+        return auth.env
 
     def password(self, env: dict[str, str]) -> str:
         """This run's password, from the credentials of ``credentials()``."""
@@ -218,6 +252,7 @@ class Launcher:
             self._wait_healthy(proc, base_url, log_path)
             self.bootstrap(base_url, env)
             self._seed(running)
+            self.ready(running)
         except BaseException:
             stop_app(running)
             raise

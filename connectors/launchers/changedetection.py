@@ -3,9 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
-import secrets
-import subprocess
 import time
 from pathlib import Path
 from typing import Any
@@ -15,9 +12,7 @@ import httpx
 from toolbed.errors import AppStartError
 from toolbed.registry import register
 
-from ._base import LOOPBACK, Launcher, RunningApp, stop_app
-
-_TOKEN_ENV = "TOOLBED_CHANGEDETECTION_TOKEN"
+from ._base import LOOPBACK, Launcher, RunningApp
 
 # Every page fetch goes through `requests`, which honours $http(s)_proxy and $no_proxy:
 # watches of 127.0.0.1 are fetched directly, anything else is sent to a closed port on
@@ -32,11 +27,6 @@ class ChangedetectionLauncher(Launcher):
     health_path = "/api/v1/systeminfo"  # 403 without the key, but it answers once ready
     start_timeout = 60.0
     first_check_timeout = 60.0
-
-    def credentials(self) -> dict[str, str]:
-        # the API key, set in the datastore before the first start; one set in the
-        # environment is used instead
-        return {_TOKEN_ENV: os.environ.get(_TOKEN_ENV) or secrets.token_hex(16)}
 
     def process_env(self, data_dir: Path) -> dict[str, str]:
         return {
@@ -62,19 +52,16 @@ class ChangedetectionLauncher(Launcher):
         # A fresh datastore gets two default watches of public sites, fetched at once.
         # Create it empty instead: with a -u URL no defaults are added, and the testing
         # switch exits right after the datastore is written, before that URL is added.
-        init = subprocess.run(
-            [*command, "-u", f"http://{LOOPBACK}:{port}/"],
-            cwd=data_dir, capture_output=True, text=True, timeout=120,
-            env={"PATH": os.environ.get("PATH", ""), "HOME": str(data_dir),
-                 **self.process_env(data_dir), "TESTING_SHUTDOWN_AFTER_DATASTORE_LOAD": "1"},
+        self.setup_command(
+            [*command, "-u", f"http://{LOOPBACK}:{port}/"], data_dir, "creating the datastore",
+            env={"TESTING_SHUTDOWN_AFTER_DATASTORE_LOAD": "1"},
         )
         settings_file = datastore / "changedetection.json"
-        if init.returncode != 0 or not settings_file.is_file():
-            tail = "\n".join((init.stdout + init.stderr).splitlines()[-15:])
-            raise AppStartError(f"changedetection: creating the datastore failed:\n{tail}")
+        if not settings_file.is_file():
+            raise AppStartError(f"changedetection: creating the datastore wrote no {settings_file}")
         settings: dict[str, Any] = json.loads(settings_file.read_text())
         application = settings["settings"]["application"]
-        application["api_access_token"] = env[_TOKEN_ENV]
+        application["api_access_token"] = env[self.token_env]
         application["api_access_token_enabled"] = True
         # the address of this instance, as systeminfo reports it: the seed reads it to
         # watch the instance's own pages, the only pages it can reach
@@ -83,14 +70,8 @@ class ChangedetectionLauncher(Launcher):
         settings_file.chmod(0o600)
         return command
 
-    def start(self, **kwargs: Any) -> RunningApp:
-        running = super().start(**kwargs)
-        try:
-            self._wait_for_first_checks(running)
-        except BaseException:
-            stop_app(running)
-            raise
-        return running
+    def ready(self, running: RunningApp) -> None:
+        self._wait_for_first_checks(running)
 
     def _wait_for_first_checks(self, running: RunningApp) -> None:
         """Wait until every active watch of the seed has been fetched once.
@@ -99,7 +80,7 @@ class ChangedetectionLauncher(Launcher):
         here gives read tasks a first snapshot to find, and keeps those checks from
         changing the state while a task runs (the next ones are hours away).
         """
-        headers = {"x-api-key": running.env[_TOKEN_ENV]}
+        headers = {"x-api-key": running.env[self.token_env]}
         deadline = time.monotonic() + self.first_check_timeout
         with httpx.Client(base_url=running.base_url, headers=headers, timeout=5) as client:
             while True:

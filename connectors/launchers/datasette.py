@@ -22,15 +22,12 @@ class DatasetteLauncher(Launcher):
     package = "datasette"
     health_path = "/-/versions.json"
     user = "root"
+    issues_token = True  # bootstrap() issues a bearer token signed with this run's secret
 
     def __init__(self, app: App):
         super().__init__(app)
         self._secret = secrets.token_hex(32)
         self._token: subprocess.Popen[str] | None = None
-
-    def credentials(self) -> dict[str, str]:
-        # no password: bootstrap() issues a bearer token signed with this run's secret
-        return {}
 
     def configure(self, data_dir: Path, port: int, env: dict[str, str]) -> list[str]:
         # issue the token while the server starts: each command takes seconds to import
@@ -66,4 +63,4 @@ class DatasetteLauncher(Launcher):
             raise AppStartError(
                 f"datasette started but issuing its API token failed: {err.strip()[-500:]}"
             )
-        env["TOOLBED_DATASETTE_TOKEN"] = token
+        env[self.token_env] = token

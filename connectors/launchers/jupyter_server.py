@@ -3,15 +3,11 @@
 from __future__ import annotations
 
 import json
-import os
-import secrets
 from pathlib import Path
 
 from toolbed.registry import register
 
 from ._base import LOOPBACK, Launcher
-
-TOKEN_ENV = "TOOLBED_JUPYTER_SERVER_TOKEN"
 
 
 @register("launcher", "jupyter_server")
@@ -21,10 +17,6 @@ class JupyterServerLauncher(Launcher):
     extras = ("ipykernel==7.4.0",)
     health_path = "/api"  # the API version answers without a token
     start_timeout = 60.0
-
-    def credentials(self) -> dict[str, str]:
-        # Jupyter authenticates with one token: `Authorization: token <T>`
-        return {TOKEN_ENV: os.environ.get(TOKEN_ENV) or secrets.token_hex(24)}
 
     def configure(self, data_dir: Path, port: int, env: dict[str, str]) -> list[str]:
         jupyter = data_dir / "jupyter"
@@ -43,7 +35,7 @@ class JupyterServerLauncher(Launcher):
                 "root_dir": str(workspace),
                 "terminals_enabled": True,
             },
-            "IdentityProvider": {"token": env[TOKEN_ENV]},
+            "IdentityProvider": {"token": env[self.token_env]},
             # a deleted file is really deleted (not moved to ~/.local/share/Trash)
             "FileContentsManager": {"delete_to_trash": False},
             # kernels talk ZeroMQ on loopback only

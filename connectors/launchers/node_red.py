@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import json
-import os
 import secrets
-import subprocess
 from pathlib import Path
 
 import httpx
@@ -14,8 +12,6 @@ from toolbed.errors import AppStartError
 from toolbed.registry import register
 
 from ._base import LOOPBACK, NpmLauncher
-
-TOKEN_ENV = "TOOLBED_NODE_RED_TOKEN"
 
 # Household settings a flow would read with global.get(...); Node-RED preloads them into
 # the global context at start (functionGlobalContext), and the Admin API shows them.
@@ -35,25 +31,25 @@ class NodeRedLauncher(NpmLauncher):
     health_path = "/"
     user = "admin"
     start_timeout = 60.0
+    # the Admin API takes a bearer token, issued in bootstrap() for this run's password;
+    # the password itself never leaves the launcher
+    issues_token = True
 
     def credentials(self) -> dict[str, str]:
-        # the Admin API takes a bearer token, issued in bootstrap() for this run's
-        # password; the password itself never leaves the launcher
         self._password = secrets.token_urlsafe(18)
-        return {}
+        return super().credentials()
 
     def configure(self, data_dir: Path, port: int, env: dict[str, str]) -> list[str]:
         node = "node"
         user_dir = data_dir / "userdir"
         user_dir.mkdir(exist_ok=True)
-        hashed = subprocess.run(
+        hashed = self.setup_command(
             [node, "-e",
              "process.stdout.write(require(process.argv[1]).hashSync(process.env.NR_PASSWORD, 10))",
              str(self.node_modules / "bcryptjs")],
-            capture_output=True, text=True, env={"PATH": os.environ.get("PATH", ""),
-                                                 "NR_PASSWORD": self._password},
+            data_dir, "hashing the admin password", env={"NR_PASSWORD": self._password},
         )
-        if hashed.returncode != 0 or not hashed.stdout.startswith("$2"):
+        if not hashed.stdout.startswith("$2"):
             raise AppStartError(
                 f"node-red: hashing the admin password failed: {hashed.stderr[-500:]}"
             )
@@ -108,4 +104,4 @@ class NodeRedLauncher(NpmLauncher):
                 f"node-red started but exchanging the admin password for a token failed: "
                 f"HTTP {response.status_code}"
             )
-        env[TOKEN_ENV] = token
+        env[self.token_env] = token

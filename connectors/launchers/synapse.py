@@ -15,7 +15,6 @@ from __future__ import annotations
 import hashlib
 import hmac
 import secrets
-import subprocess
 import uuid
 from pathlib import Path
 from typing import Any
@@ -24,7 +23,6 @@ from urllib.parse import quote
 import httpx
 import yaml
 
-from toolbed.apis import BearerAuth
 from toolbed.errors import AppStartError
 from toolbed.registry import register
 
@@ -80,21 +78,17 @@ class SynapseLauncher(Launcher):
     package = "matrix-synapse"
     health_path = "/health"
     start_timeout = 120.0
+    issues_token = True  # alice's access token only exists once the server runs
 
     def configure(self, data_dir: Path, port: int, env: dict[str, str]) -> list[str]:
         python = str(self.bin_dir / "python")
         config = data_dir / "homeserver.yaml"
-        generated = subprocess.run(
+        self.setup_command(
             [python, "-m", "synapse.app.homeserver", "--server-name", SERVER_NAME,
              "--config-path", str(config), "--data-directory", str(data_dir),
              "--generate-config", "--report-stats=no"],
-            cwd=data_dir, capture_output=True, text=True,
-            env={"PATH": "/usr/bin:/bin", "HOME": str(data_dir)},
+            data_dir, "generating its config",
         )
-        if generated.returncode != 0:
-            raise AppStartError(
-                f"synapse could not generate its config:\n{generated.stderr[-1500:]}"
-            )
         hs = yaml.safe_load(config.read_text())
         log_config = data_dir / "log.yaml"
         log_config.write_text(_LOG_CONFIG)
@@ -161,7 +155,7 @@ class SynapseLauncher(Launcher):
                 "initial_device_display_name": "toolbed agent",
             })
             _check(response, "logging alice in")
-            env[self._token_env] = response.json()["access_token"]
+            env[self.token_env] = response.json()["access_token"]
             # the session registration opened stands for alice's phone
             phone = client.get("/_matrix/client/v3/account/whoami",
                                headers={"Authorization": f"Bearer {tokens['alice']}"})
@@ -173,12 +167,6 @@ class SynapseLauncher(Launcher):
             )
             _check(renamed, "naming alice's first device")
             _Conversation(client, tokens).run()
-
-    @property
-    def _token_env(self) -> str:
-        auth = self.app.auth
-        assert isinstance(auth, BearerAuth), "synapse's catalog auth is a bearer token"
-        return auth.env
 
     def _register(self, client: httpx.Client, name: str, display: str, *, admin: bool) -> str:
         password = self._passwords[name] = secrets.token_urlsafe(18)

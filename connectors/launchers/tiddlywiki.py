@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-import subprocess
 from pathlib import Path
 
-from toolbed.errors import AppStartError
 from toolbed.registry import register
 
 from ._base import LOOPBACK, NpmLauncher
@@ -24,10 +22,8 @@ class TiddlyWikiLauncher(NpmLauncher):
         node = "node"
         script = str(self.node_modules / "tiddlywiki" / "tiddlywiki.js")
         wiki = data_dir / "wiki"
-        init = subprocess.run([node, script, str(wiki), "--init", "server"],
-                              capture_output=True, text=True)
-        if init.returncode != 0:
-            raise AppStartError(f"tiddlywiki --init failed: {init.stderr[-800:]}")
+        self.setup_command([node, script, str(wiki), "--init", "server"], data_dir,
+                           "creating the wiki folder")
         (wiki / "tiddlers").mkdir(exist_ok=True)
         (wiki / "tiddlers" / "AllowAllExternalFilters.tid").write_text(_ALLOW_FILTERS)
         users = wiki / "users.csv"
