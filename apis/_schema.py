@@ -459,6 +459,12 @@ class App(_Model):
         [], description="Keys that change on every write (timestamps, etags); ignored when "
         "rollback compares the state probe's snapshots.",
     )
+    settle: float = Field(
+        0.0, ge=0, le=60,
+        description="Seconds the app may take to show a write in its state probe (work "
+        "done by background tasks, such as Synapse's room statistics); rollback re-probes "
+        "for up to this long before it reports a difference.",
+    )
     apis: list[Api]
     exercise: list[Step] = []
 

@@ -20,6 +20,7 @@ The same rules hold in every mode, so a replay makes exactly the calls its recor
 from __future__ import annotations
 
 import asyncio
+import time
 import uuid
 from collections.abc import Iterable, Mapping
 from typing import Any
@@ -246,7 +247,7 @@ class RollbackScope:
         errors = list(self._probe_errors)
         for app, before in self._before.items():
             try:
-                changed = diff(before, self._probe(app))
+                changed = self._compare(app, before)
             except ToolbedError as exc:
                 errors.append(f"{app}: {exc}")
                 continue
@@ -274,6 +275,25 @@ class RollbackScope:
                     error=f"{entry.error}; nothing left to undo: {app}'s state probe "
                     "equals its state before the task",
                 )
+
+    def _compare(self, app: str, before: Snapshot) -> list[Difference]:
+        """The differences between ``before`` and now, once the app has settled.
+
+        An app whose background tasks bring part of its state up to date after a write
+        (its catalog ``settle``) is probed again, with growing pauses, until it matches
+        or that time is spent; an app that matches at once costs one probe. A replay
+        has nothing to wait for: the cassette holds the answers of the recorded run.
+        """
+        settle = 0.0 if self.runtime.mode is Mode.REPLAY else self.catalog.app(app).settle
+        deadline = time.monotonic() + settle
+        pause = 0.1
+        while True:
+            changed = diff(before, self._probe(app))
+            left = deadline - time.monotonic()
+            if not changed or left <= 0:
+                return changed
+            time.sleep(min(pause, left))
+            pause *= 2
 
     def _snapshot_all(self) -> None:
         for app in self.verify:

@@ -6,6 +6,7 @@ import base64
 import json
 import os
 import signal
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -71,6 +72,30 @@ def test_a_change_made_behind_the_scope_s_back_is_named_as_collateral(
         assert any("/buckets/stray" in d for d in named), named
     finally:
         rt.call("kinto.delete_bucket", {"bucket": "stray"})
+
+
+def test_verification_waits_for_an_app_that_settles_in_the_background(
+    rt: Runtime, journal: Journal, catalog: Catalog, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # a stray bucket that a "background task" removes half a second after the scope
+    # ends: seen as collateral by an app that settles at once, not by one given time
+    def stray_removed_later() -> threading.Timer:
+        rt.call("kinto.create_bucket", {"bucket": "settling"})
+        timer = threading.Timer(0.5, rt.call, ("kinto.delete_bucket", {"bucket": "settling"}))
+        timer.start()
+        return timer
+
+    with RollbackScope(rt, journal, verify=["kinto"]) as scope:
+        timer = stray_removed_later()
+    timer.join()
+    assert scope.report is not None and scope.report.collateral, "no wait without settle"
+
+    patient = catalog.app("kinto").model_copy(update={"settle": 5.0})
+    monkeypatch.setitem(catalog.apps, "kinto", patient)
+    with RollbackScope(rt, journal, verify=["kinto"]) as scope:
+        timer = stray_removed_later()
+    timer.join()
+    assert scope.report is not None and scope.report.clean, scope.report.summary()
 
 
 def test_an_irreversible_write_is_refused_unless_allowed(rt: Runtime, journal: Journal) -> None:
