@@ -38,9 +38,12 @@ def run_exercise(runtime: Caller, app: str) -> list[StepResult]:
 
 
 def run_steps(
-    runtime: Caller, app: str, steps: Sequence[Step], saved: dict[str, Any] | None = None
+    runtime: Caller, app: str | None, steps: Sequence[Step], saved: dict[str, Any] | None = None
 ) -> list[StepResult]:
-    """Run some exercise steps; ``saved`` collects the observations they ``save``.
+    """Run some steps; ``saved`` collects the observations they ``save``.
+
+    A step names an API of ``app`` (``list_buckets``), or any API by its full id
+    (``kinto.list_buckets``), as a task's gold chain does.
 
     Calls go through ``observe``: a refused call (bad arguments, an unreachable app, a
     write the rollback policy refuses) is a failed step, and the rest still run.
@@ -48,7 +51,7 @@ def run_steps(
     saved = {} if saved is None else saved
     results = []
     for step in steps:
-        api_id = f"{app}.{step.api}"
+        api_id = step.api if "." in step.api or app is None else f"{app}.{step.api}"
         try:
             args = bind_args(step.bind, saved, step.args)
         except ArgumentError as exc:

@@ -7,12 +7,33 @@ to run `toolbed apps install`, never a skip.
 
 from __future__ import annotations
 
+import socket
 from collections.abc import Iterator
+from contextlib import ExitStack
 
 import pytest
 
 from toolbed.apis import App, Catalog, load_catalog
 from toolbed.connectors import RunningApp, launch, launcher_names
+
+
+class AppPool:
+    """One fresh instance per app, started when first asked for.
+
+    A test package that compares whole-app state (rollback, task validation) makes
+    its own pool in a package-scoped fixture, so nothing another package's tests left
+    behind shows up, and all its apps stop when the package is done.
+    """
+
+    def __init__(self, catalog: Catalog, stack: ExitStack):
+        self._catalog, self._stack = catalog, stack
+        self._running: dict[str, RunningApp] = {}
+
+    def only(self, *names: str) -> dict[str, RunningApp]:
+        for name in names:
+            if name not in self._running:
+                self._running[name] = self._stack.enter_context(launch(name, self._catalog))
+        return {name: self._running[name] for name in names}
 
 
 @pytest.fixture(scope="session")
@@ -144,3 +165,14 @@ DEMO = {
 def demo_catalog() -> Catalog:
     """A small hosted app that exercises every placement and encoding (no network)."""
     return Catalog([App.model_validate(DEMO)])
+
+
+@pytest.fixture
+def no_network(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Any attempt to open a connection, to any host, fails: proof that a replay is offline."""
+    def refuse(*args: object, **kwargs: object) -> None:
+        raise OSError(f"network blocked in this test (tried {args[1:] or args})")
+
+    monkeypatch.setattr(socket.socket, "connect", refuse)
+    monkeypatch.setattr(socket.socket, "connect_ex", refuse)
+    monkeypatch.setattr(socket, "create_connection", refuse)

@@ -6,6 +6,7 @@ and the fix. The CLI prints the message and exits 1, with no traceback.
 
 * ToolbedError
   + CatalogError            -- a catalog YAML file is malformed or inconsistent
+  + TaskError               -- a task file is malformed, or a task disagrees with the catalog
   + UnknownApiError         -- an API id (or app name) that is not in the catalog
   + ConnectorError
     x ArgumentError         -- arguments break the API's JSON Schema; nothing was sent
@@ -43,6 +44,7 @@ __all__ = [
     "JournalError",
     "ReplayMissError",
     "RollbackError",
+    "TaskError",
     "ToolbedError",
     "TransportError",
     "UnknownApiError",
@@ -56,6 +58,10 @@ class ToolbedError(Exception):
 
 class CatalogError(ToolbedError):
     "A catalog YAML file is malformed or inconsistent."
+
+
+class TaskError(ToolbedError):
+    "A task file is malformed, or a task disagrees with the catalog."
 
 
 class UnknownApiError(ToolbedError, KeyError):

@@ -14,23 +14,11 @@ from pathlib import Path
 import pytest
 
 from toolbed.apis import Catalog
-from toolbed.connectors import RunningApp, launch
+from toolbed.connectors import RunningApp
 from toolbed.connectors.launchers import save_running
 from toolbed.rollback import Journal
 
-
-class AppPool:
-    """One fresh instance per app, started when first asked for."""
-
-    def __init__(self, catalog: Catalog, stack: ExitStack):
-        self._catalog, self._stack = catalog, stack
-        self._running: dict[str, RunningApp] = {}
-
-    def only(self, *names: str) -> dict[str, RunningApp]:
-        for name in names:
-            if name not in self._running:
-                self._running[name] = self._stack.enter_context(launch(name, self._catalog))
-        return {name: self._running[name] for name in names}
+from ..conftest import AppPool
 
 
 @pytest.fixture(scope="package")

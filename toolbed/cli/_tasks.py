@@ -1,0 +1,209 @@
+"""``toolbed tasks list|validate|record|stats``: the task suite and its oracle."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.progress import Progress
+
+from toolbed.connectors import Mode, Runtime
+from toolbed.harness import (
+    PARAPHRASE_THRESHOLD,
+    TASKS_DIR,
+    Task,
+    TaskRun,
+    TaskSuite,
+    api_coverage,
+    assign_splits,
+    load_file,
+    load_tasks,
+    near_duplicates,
+    run_oracle,
+    task_cassette,
+    task_stats,
+    write_splits,
+)
+
+from ._output import JsonOpt, console, print_json, table
+
+app = typer.Typer(help="The task suite: list, validate live, record cassettes, count.",
+                  no_args_is_help=True)
+
+AppsOpt = Annotated[list[str] | None, typer.Option("--app", help="Only tasks on this app.")]
+TypesOpt = Annotated[list[str] | None, typer.Option(
+    "--type", help="Only this answer type (fixed, open, operational, realtime).")]
+SplitOpt = Annotated[list[str] | None, typer.Option("--split", help="Only train, dev or test.")]
+IdsOpt = Annotated[list[str] | None, typer.Option("--id", help="Only this task id.")]
+TierOpt = Annotated[str | None, typer.Option("--tier", help="selfhosted or hosted.")]
+TasksOpt = Annotated[Path | None, typer.Option(
+    "--tasks", help="A task file or folder (default: the shipped suite).")]
+
+
+def _select(tasks: Path | None, apps: list[str] | None, types: list[str] | None,
+            splits: list[str] | None, ids: list[str] | None,
+            tier: str | None) -> tuple[TaskSuite, list[Task]]:
+    suite = load_tasks(tasks) if tasks else load_tasks()
+    return suite, suite.filter(apps or (), types or (), splits or (), ids or (), tier)
+
+
+@app.command("list")
+def list_(app_: AppsOpt = None, type_: TypesOpt = None, split: SplitOpt = None,
+          tier: TierOpt = None, tasks: TasksOpt = None, json_: JsonOpt = False) -> None:
+    """List tasks: id, apps, scenario, answer type, split and query."""
+    _, chosen = _select(tasks, app_, type_, split, None, tier)
+    if json_:
+        print_json([t.model_dump(mode="json") for t in chosen])
+        return
+    table(f"{len(chosen)} tasks", ["id", "apps", "scenario", "type", "split", "query"],
+          [[t.id, ",".join(t.apps), t.scenario, t.type, t.split, t.query] for t in chosen])
+
+
+def _run_all(chosen: list[Task], one: Callable[[Task], TaskRun], what: str) -> list[TaskRun]:
+    runs = []
+    with Progress(console=console, transient=True) as progress:
+        bar = progress.add_task(what, total=len(chosen))
+        for task in chosen:
+            runs.append(one(task))
+            progress.advance(bar)
+    return runs
+
+
+def _report(runs: list[TaskRun], as_json: bool) -> None:
+    failed = [r for r in runs if not r.ok]
+    if as_json:
+        print_json({"total": len(runs), "passed": len(runs) - len(failed),
+                    "failed": [{"id": r.task.id, "problems": r.problems} for r in failed]})
+    else:
+        for run in failed:
+            console.print(run.summary(), markup=False)
+        console.print(f"{len(runs) - len(failed)} of {len(runs)} tasks passed")
+    if failed:
+        raise typer.Exit(1)
+
+
+@app.command()
+def validate(
+    live: Annotated[bool, typer.Option(
+        "--live", help="Run every gold chain against the running apps (`toolbed apps up`).",
+    )] = False,
+    replay: Annotated[bool, typer.Option(
+        "--replay", help="Run every gold chain from its recorded cassette, offline.",
+    )] = False,
+    app_: AppsOpt = None, type_: TypesOpt = None, split: SplitOpt = None, id_: IdsOpt = None,
+    tier: TierOpt = None, tasks: TasksOpt = None, json_: JsonOpt = False,
+) -> None:
+    """Check tasks: against the catalog (always), then by the oracle live or from cassettes.
+
+    The oracle runs the gold chain, checks the reference against what the API returned,
+    rolls every write back and verifies each app's state; exit 1 if any task fails.
+    """
+    if live and replay:
+        raise typer.BadParameter("choose --live or --replay, not both")
+    suite, chosen = _select(tasks, app_, type_, split, id_, tier)
+    if not (live or replay):
+        console.print(f"{len(chosen)} tasks load and agree with the catalog "
+                      "(add --live or --replay to run them)")
+        return
+    if live:
+        with Runtime(suite.catalog, mode=Mode.LIVE) as runtime:
+            runs = _run_all(chosen, lambda t: run_oracle(runtime, t), "validating live")
+    else:
+        def from_cassette(task: Task) -> TaskRun:
+            with Runtime(suite.catalog, mode=Mode.REPLAY, cassette=task_cassette(task)) as rt:
+                return run_oracle(rt, task)
+        runs = _run_all(chosen, from_cassette, "replaying")
+    _report(runs, json_)
+
+
+@app.command()
+def record(
+    app_: AppsOpt = None, type_: TypesOpt = None, split: SplitOpt = None, id_: IdsOpt = None,
+    tier: TierOpt = None, tasks: TasksOpt = None, json_: JsonOpt = False,
+) -> None:
+    """Run the oracle live on each task and record it into cassettes/tasks/<app>/<id>.yaml.
+
+    A task that fails keeps no cassette; exit 1 if any did.
+    """
+    suite, chosen = _select(tasks, app_, type_, split, id_, tier)
+
+    def one(task: Task) -> TaskRun:
+        path = task_cassette(task)
+        path.unlink(missing_ok=True)
+        with Runtime(suite.catalog, mode=Mode.RECORD, cassette=path) as runtime:
+            run = run_oracle(runtime, task)
+        if not run.ok:
+            path.unlink(missing_ok=True)
+        return run
+
+    _report(_run_all(chosen, one, "recording"), json_)
+
+
+@app.command()
+def stats(app_: AppsOpt = None, tier: TierOpt = None, tasks: TasksOpt = None,
+          json_: JsonOpt = False) -> None:
+    """Count tasks by app, domain, scenario, answer type, category, split, calls per task."""
+    suite, chosen = _select(tasks, app_, None, None, None, tier)
+    counts = task_stats(chosen, suite.catalog)
+    if json_:
+        print_json(counts)
+        return
+    console.print(f"{counts['total']} tasks")
+    for grouping, values in counts.items():
+        if grouping != "total":
+            table(grouping, [grouping, "tasks", "share"],
+                  [[k, v, f"{100 * v / max(counts['total'], 1):.0f}%"] for k, v in values.items()])
+    for t in ("selfhosted", "hosted"):
+        if tier in (None, t):
+            cover = api_coverage(chosen, suite.catalog, t, app_ or ())
+            total = len(cover["used"]) + len(cover["unused"])
+            if total:
+                console.print(f"{t} APIs used by a gold chain: {len(cover['used'])} of {total}")
+            if cover["unused"] and (app_ or len(cover["unused"]) <= 30):
+                console.print(f"  not used yet: {', '.join(cover['unused'])}")
+
+
+@app.command()
+def split(
+    write: Annotated[bool, typer.Option("--write", help="Write the splits into the task files.")]
+    = False,
+    tasks: Annotated[Path, typer.Option("--tasks", help="The task folder.")] = TASKS_DIR,
+) -> None:
+    """Assign train/dev/test: by a hash of the id, and test for tasks using an API no other
+    task uses (so test holds APIs that train never shows)."""
+    suite = load_tasks(tasks)
+    splits = assign_splits(list(suite))
+    seen_in_train = {s.api for t in suite if splits[t.id] == "train" for s in t.chain}
+    unseen = [t.id for t in suite if splits[t.id] == "test"
+              and any(s.api not in seen_in_train for s in t.chain)]
+    counts = {name: sum(v == name for v in splits.values()) for name in ("train", "dev", "test")}
+    console.print(f"{counts}; {len(unseen)} test tasks use an API that no train task uses")
+    if write:
+        for path in sorted(tasks.rglob("*.yaml")):
+            ids = [t.id for t in load_file(path, suite.catalog)]
+            text = path.read_text(encoding="utf-8")
+            path.write_text(write_splits(text, [splits[i] for i in ids]), encoding="utf-8")
+
+
+@app.command()
+def dedup(
+    threshold: Annotated[float, typer.Option(help="Cosine similarity that counts as a paraphrase.")]
+    = PARAPHRASE_THRESHOLD,
+    top: Annotated[int, typer.Option(help="Show the N closest pairs instead.")] = 0,
+    tasks: TasksOpt = None, json_: JsonOpt = False,
+) -> None:
+    """Find queries in different splits that paraphrase each other (embedding similarity);
+    exit 1 if any pair reaches the threshold."""
+    suite = load_tasks(tasks) if tasks else load_tasks()
+    pairs = near_duplicates(list(suite), threshold=threshold, top=top)
+    if json_:
+        print_json([vars(p) for p in pairs])
+    else:
+        table(f"{len(pairs)} pairs" + ("" if top else f" at or above {threshold}"),
+              ["similarity", "task", "task", "queries"],
+              [[p.similarity, p.first, p.second,
+                f"{suite.task(p.first).query} | {suite.task(p.second).query}"] for p in pairs])
+    if not top and pairs:
+        raise typer.Exit(1)
