@@ -14,6 +14,7 @@ from typer.testing import CliRunner
 from toolbed.apis import Catalog
 from toolbed.cli import app as cli
 from toolbed.connectors import Runtime
+from toolbed.connectors.launchers import save_running
 from toolbed.errors import TaskError
 from toolbed.harness import Task, TaskSuite, load_tasks, run_oracle
 
@@ -53,8 +54,11 @@ OLDEST: dict[str, Any] = {
 }
 
 
-def write(tmp_path: Path, *tasks: dict[str, Any], text: str | None = None) -> Path:
-    path = tmp_path / "tasks.yaml"
+def write(
+    tmp_path: Path, *tasks: dict[str, Any], text: str | None = None, name: str = "tasks.yaml"
+) -> Path:
+    tmp_path.mkdir(parents=True, exist_ok=True)
+    path = tmp_path / name
     path.write_text(text if text is not None else yaml.safe_dump(list(tasks), sort_keys=False))
     return path
 
@@ -191,12 +195,24 @@ def test_a_failing_gold_call_is_reported_not_raised(
 
 
 def test_validate_stats_and_split_from_the_command_line(
-    tmp_path: Path, catalog: Catalog, rt: Runtime
+    tmp_path: Path, catalog: Catalog, pool: AppPool, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    path = write(tmp_path, UNREAD, PACKED, OLDEST)
+    path = write(tmp_path / "suite", UNREAD, PACKED, OLDEST)
     runner = CliRunner()
     offline = runner.invoke(cli, ["tasks", "validate", "--tasks", str(path)])
     assert offline.exit_code == 0 and "3 tasks load" in offline.output
+
+    # kinto recorded as running, as `toolbed apps up kinto` would
+    kinto = pool.only("kinto")["kinto"]
+    monkeypatch.setenv("TOOLBED_HOME", str(tmp_path / "home"))
+    save_running(kinto)
+    live = runner.invoke(cli, ["tasks", "validate", "--live", "--tasks", str(path), "--json"])
+    assert live.exit_code == 0, live.output
+    assert json.loads(live.output) == {"total": 3, "passed": 3, "failed": []}
+    mislabelled = write(tmp_path / "other", changed(UNREAD, answer={
+        **UNREAD["answer"], "value": ["Dune"]}))
+    wrong = runner.invoke(cli, ["tasks", "validate", "--live", "--tasks", str(mislabelled)])
+    assert wrong.exit_code == 1 and "kinto-unread: FAILED" in wrong.output
 
     stats = runner.invoke(cli, ["tasks", "stats", "--tasks", str(path), "--json"])
     counts = json.loads(stats.output)
@@ -210,6 +226,6 @@ def test_validate_stats_and_split_from_the_command_line(
     assert bad.exit_code == 1 and "no such task file" in bad.output
     assert "Traceback" not in bad.output
 
-    split = runner.invoke(cli, ["tasks", "split", "--tasks", str(tmp_path), "--write"])
+    split = runner.invoke(cli, ["tasks", "split", "--tasks", str(path.parent), "--write"])
     assert split.exit_code == 0, split.output
     assert {t.split for t in load_tasks(path, catalog=catalog)} <= {"train", "dev", "test"}
