@@ -15,6 +15,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from jmespath.exceptions import JMESPathError
+
 from toolbed.connectors import Caller, StepResult, evaluate, run_steps
 from toolbed.rollback import Journal, RollbackReport, RollbackScope
 
@@ -53,8 +55,19 @@ def truthy(value: Any) -> bool:
 
 
 def check_state(caller: Caller, checks: list[StateCheck]) -> list[bool]:
-    """Each state check's read, made now: does its ``expect`` hold?"""
-    return [truthy(evaluate(c.expect, caller.observe(c.api, c.args).bindable())) for c in checks]
+    """Each state check's read, made now: does its ``expect`` hold?
+
+    An expression that cannot apply to what the read returned (``contains()`` on the
+    null body of a 404) does not hold.
+    """
+    held = []
+    for check in checks:
+        view = caller.observe(check.api, check.args).bindable()
+        try:
+            held.append(truthy(evaluate(check.expect, view)))
+        except JMESPathError:
+            held.append(False)
+    return held
 
 
 def run_oracle(runtime: Caller, task: Task, journal: Journal | None = None) -> TaskRun:
@@ -97,7 +110,7 @@ def _judge(scope: RollbackScope, run: TaskRun, saved: dict[str, Any]) -> None:
         run.answer, run.passed = "Done.", all(after)
         return
     if answer.type == "open":
-        run.expected = [evaluate(f, saved) for f in answer.facts]
+        run.expected = [_extract(f, saved, run) for f in answer.facts]
         for expression, value in zip(answer.facts, run.expected, strict=True):
             if not truthy(value):
                 run.problems.append(f"fact {expression!r} is empty on the live app")
@@ -108,7 +121,7 @@ def _judge(scope: RollbackScope, run: TaskRun, saved: dict[str, Any]) -> None:
         run.answer = answer.references[0]
         run.passed = all(mentions(run.answer, v) for v in run.expected)
         return
-    got = evaluate(answer.source, saved)
+    got = _extract(answer.source, saved, run)
     if not truthy(got) and got != 0 and got is not False:
         run.problems.append(f"source {answer.source!r} is empty on the live app")
     run.answer = render(got)
@@ -120,3 +133,12 @@ def _judge(scope: RollbackScope, run: TaskRun, saved: dict[str, Any]) -> None:
     else:
         run.expected = got
     run.passed = answer_matches(run.answer, run.expected, answer)
+
+
+def _extract(expression: str, saved: dict[str, Any], run: TaskRun) -> Any:
+    """``expression`` over the chain's observations; a type error is the task's problem."""
+    try:
+        return evaluate(expression, saved)
+    except JMESPathError as exc:
+        run.problems.append(f"{expression!r} cannot be evaluated on what the app returned: {exc}")
+        return None

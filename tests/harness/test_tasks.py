@@ -172,6 +172,19 @@ def test_an_operational_task_that_needs_no_action_is_caught(
     assert run.report is not None and run.report.clean, "the write was still undone"
 
 
+def test_an_expression_that_does_not_fit_the_answer_fails_the_task_not_the_run(
+    load: Callable[..., TaskSuite], rt: Runtime
+) -> None:
+    misfit = {"api": "kinto.list_records", "args": {"bucket": "trips", "collection": "packing"},
+              "expect": "contains(body.nothing, 'charger')"}     # contains() on null
+    task = load(changed(PACKED, answer={"type": "operational", "state": [misfit]}))
+    run = run_oracle(rt, task.task("kinto-pack-charger"))
+    assert any("does not hold after the chain" in p for p in run.problems), run.problems
+    task = load(changed(UNREAD, answer={"type": "realtime", "source": "abs(books.body)"}))
+    run = run_oracle(rt, task.task("kinto-unread"))
+    assert any("cannot be evaluated" in p for p in run.problems), run.problems
+
+
 def test_an_open_reference_must_mention_the_facts_the_app_returned(
     load: Callable[..., TaskSuite], rt: Runtime
 ) -> None:
