@@ -19,7 +19,14 @@ from ._request import build_request, validate_args
 from ._retry import RetryPolicy
 from ._runtime import AGENT_ERRORS, Caller, Runtime
 from ._tools import api_id_of, langchain_tool, langchain_tools, openai_tool, tool_name
-from .launchers import RunningApp, get_launcher, launch, launcher_names, running_apps
+from .launchers import (
+    RunningApp,
+    get_launcher,
+    launch,
+    launcher_names,
+    restart_app,
+    running_apps,
+)
 
 __all__ = [
     "AGENT_ERRORS",
@@ -49,6 +56,7 @@ __all__ = [
     "langchain_tools",
     "launch",
     "launcher_names",
+    "restart_app",
     "openai_tool",
     "parse_mode",
     "request_mismatches",

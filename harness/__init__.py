@@ -12,7 +12,7 @@
 from ._dedup import PARAPHRASE_THRESHOLD, Pair, load_encoder, near_duplicates
 from ._oracle import TaskRun, check_state, run_oracle, truthy
 from ._score import answer_matches, mentions, normalise, numbers_in, render, same_value
-from ._splits import SHARES, assign_splits, write_splits
+from ._splits import HELD_OUT, SHARES, assign_splits
 from ._stats import GROUPINGS, api_coverage, task_stats
 from ._suite import (
     TASK_CASSETTES,
@@ -21,6 +21,7 @@ from ._suite import (
     check_task,
     load_file,
     load_tasks,
+    set_field,
     task_cassette,
 )
 from ._task import (
@@ -38,6 +39,7 @@ from ._task import (
 __all__ = [
     "CATEGORIES",
     "GROUPINGS",
+    "HELD_OUT",
     "PARAPHRASE_THRESHOLD",
     "SHARES",
     "TASKS_DIR",
@@ -70,6 +72,6 @@ __all__ = [
     "same_value",
     "task_cassette",
     "task_stats",
+    "set_field",
     "truthy",
-    "write_splits",
 ]

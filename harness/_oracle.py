@@ -12,13 +12,23 @@ be passable at 100%.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from jmespath.exceptions import JMESPathError
 
-from toolbed.connectors import Caller, StepResult, evaluate, run_steps
-from toolbed.rollback import Journal, RollbackReport, RollbackScope
+from toolbed.connectors import (
+    Caller,
+    Mode,
+    RunningApp,
+    Runtime,
+    StepResult,
+    evaluate,
+    run_steps,
+)
+from toolbed.errors import TaskError
+from toolbed.rollback import Journal, RollbackReport, RollbackScope, Snapshot, diff, snapshot
 
 from ._score import answer_matches, mentions, render, same_value
 from ._task import StateCheck, Task
@@ -70,13 +80,24 @@ def check_state(caller: Caller, checks: list[StateCheck]) -> list[bool]:
     return held
 
 
-def run_oracle(runtime: Caller, task: Task, journal: Journal | None = None) -> TaskRun:
-    """Run ``task``'s gold chain through a rollback scope and judge the task."""
+def run_oracle(
+    runtime: Runtime, task: Task, journal: Journal | None = None,
+    restart: Callable[[RunningApp], RunningApp] | None = None,
+) -> TaskRun:
+    """Run ``task``'s gold chain through a rollback scope and judge the task.
+
+    A task with ``reset`` has its apps restarted by ``restart`` (e.g. ``restart_app``)
+    after the rollback; their state is then compared with the state before the task.
+    """
     catalog = runtime.catalog
     writes = any(catalog.api(s.api).effect == "write" for s in task.chain)
     run = TaskRun(task)
+    if task.reset and restart is None and runtime.mode is not Mode.REPLAY:
+        raise TaskError(f"task {task.id} restarts its apps afterwards; run it where toolbed "
+                        "can restart them (`toolbed tasks validate --live` does)")
+    before = {app: _probe(runtime, app) for app in task.apps} if task.reset else {}
     scope = RollbackScope(runtime, journal, task_id=task.id, allow_irreversible=task.irreversible,
-                          verify=task.apps if writes else ())
+                          verify=task.apps if writes and not task.reset else ())
     with scope:
         if task.answer.type == "operational":
             for check, held in zip(task.answer.state, check_state(scope, task.answer.state),
@@ -96,7 +117,16 @@ def run_oracle(runtime: Caller, task: Task, journal: Journal | None = None) -> T
     run.report = scope.report
     if run.report is not None and not run.report.clean:
         run.problems.append(run.report.summary())
+    for app, state in before.items():
+        if restart is not None and runtime.mode is not Mode.REPLAY:
+            runtime.apps[app] = restart(runtime.apps[app])
+        for change in diff(state, _probe(runtime, app)):
+            run.problems.append(f"after the restart: {change}")
     return run
+
+
+def _probe(runtime: Runtime, app: str) -> Snapshot:
+    return snapshot(runtime.call, runtime.catalog.app(app))
 
 
 def _judge(scope: RollbackScope, run: TaskRun, saved: dict[str, Any]) -> None:

@@ -1,10 +1,10 @@
-"""Assign train / dev / test splits, deterministically, with rare APIs held out.
+"""Assign train / dev / test splits, deterministically, with some rare APIs held out.
 
-Each task's split follows from a hash of its id (about 60 / 15 / 25 %), except that
-a task whose chain uses an API no other task uses goes to test: the test split then
-holds queries whose APIs the training split never shows, which is what a retriever
-and an agent meet in the wild (CToolEval keeps such a split; ToolBench calls it
-unseen tools). Adding a task never moves another one, except through that rule.
+Each task's split follows from a hash of its id (about 60 / 15 / 25 %). A quarter of
+the APIs that only one task uses (chosen by a hash of the API id) are held out: their
+tasks go to test, so test holds queries whose APIs the training split never shows,
+which is what a retriever and an agent meet in the wild (ToolBench's unseen tools).
+Adding a task never moves another one, except through the held-out rule.
 """
 
 from __future__ import annotations
@@ -15,9 +15,11 @@ from collections.abc import Sequence
 
 from ._task import Task
 
-__all__ = ["SHARES", "assign_splits", "write_splits"]
+__all__ = ["HELD_OUT", "SHARES", "assign_splits"]
 
 SHARES = {"train": 0.60, "dev": 0.15, "test": 0.25}
+HELD_OUT = 0.25
+"""The share of single-use APIs whose task is held out in test."""
 
 
 def _unit(task_id: str) -> float:
@@ -30,7 +32,7 @@ def assign_splits(tasks: Sequence[Task]) -> dict[str, str]:
     uses = Counter(api for t in tasks for api in {s.api for s in t.chain})
     splits = {}
     for task in tasks:
-        if any(uses[s.api] == 1 for s in task.chain):
+        if any(uses[s.api] == 1 and _unit(s.api) < HELD_OUT for s in task.chain):
             splits[task.id] = "test"
             continue
         u = _unit(task.id)
@@ -38,25 +40,3 @@ def assign_splits(tasks: Sequence[Task]) -> dict[str, str]:
             "dev" if u < SHARES["train"] + SHARES["dev"] else "test"
     return splits
 
-
-def write_splits(text: str, splits: Sequence[str]) -> str:
-    """A task file's text with the n-th task's ``split:`` set to ``splits[n]``.
-
-    Tasks are the file's top-level list items (lines starting ``- ``); only their
-    ``split:`` lines change, so comments and layout stay as written.
-    """
-    lines = text.splitlines(keepends=True)
-    starts = [i for i, line in enumerate(lines) if line.startswith("- ")]
-    if len(starts) != len(splits):
-        raise ValueError(f"{len(starts)} top-level tasks, {len(splits)} splits")
-    for n, start in enumerate(starts):
-        end = starts[n + 1] if n + 1 < len(starts) else len(lines)
-        for i in range(start, end):
-            head, sep, _ = lines[i].partition("split:")
-            if sep and not head.strip(" -"):
-                newline = "\n" if lines[i].endswith("\n") else ""
-                lines[i] = f"{head}split: {splits[n]}{newline}"
-                break
-        else:
-            raise ValueError(f"task #{n + 1} has no split: line")
-    return "".join(lines)

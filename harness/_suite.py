@@ -8,7 +8,7 @@ the API, an ``irreversible`` flag that does not match the chain, duplicate ids.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +23,7 @@ from ._task import Task
 
 __all__ = [
     "TASKS_DIR", "TASK_CASSETTES", "TaskSuite", "check_task", "load_file", "load_tasks",
-    "task_cassette",
+    "set_field", "task_cassette",
 ]
 
 TASKS_DIR = Path(__file__).resolve().parent.parent / "tasks"
@@ -38,8 +38,9 @@ _SafeLoader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 class TaskSuite:
     """Tasks by id, in file order, with the filters the CLI and the harness use."""
 
-    def __init__(self, tasks: Iterable[Task], catalog: Catalog):
+    def __init__(self, tasks: Iterable[Task], catalog: Catalog, files: Iterable[Path] = ()):
         self.catalog = catalog
+        self.files = list(files)
         self.tasks: dict[str, Task] = {}
         for task in tasks:
             if task.id in self.tasks:
@@ -88,7 +89,7 @@ def load_tasks(*roots: str | Path, catalog: Catalog | None = None) -> TaskSuite:
             files.extend(sorted(root.rglob("*.yaml")))
         else:
             raise TaskError(f"{root}: no such task file or folder")
-    return TaskSuite((t for f in files for t in load_file(f, catalog)), catalog)
+    return TaskSuite((t for f in files for t in load_file(f, catalog)), catalog, files)
 
 
 def load_file(path: Path, catalog: Catalog) -> list[Task]:
@@ -166,6 +167,11 @@ def check_task(task: Task, catalog: Catalog) -> list[str]:
             "the chain makes a write that has no undo: say `irreversible: true` (and act only "
             "on objects the chain creates)" if irreversible else
             "`irreversible: true`, but every write of the chain has an undo")
+    if task.reset and not task.irreversible:
+        problems.append("`reset: true` is for chains with a write no undo reverses "
+                        "(`irreversible: true`); rollback undoes the rest")
+    if task.reset and tiers != {"selfhosted"}:
+        problems.append("`reset: true` restarts self-hosted apps; a hosted app cannot be reset")
     if len(tiers) > 1:
         problems.append("a task's apps are all self-hosted or all hosted")
     if not task.verified and tiers == {"selfhosted"}:
@@ -176,3 +182,29 @@ def check_task(task: Task, catalog: Catalog) -> list[str]:
 def task_cassette(task: Task, root: Path = TASK_CASSETTES) -> Path:
     """The cassette of a task's oracle run."""
     return root / task.apps[0] / f"{task.id}.yaml"
+
+
+def set_field(text: str, field: str, values: Sequence[str | None]) -> str:
+    """A task file's text with the n-th task's ``field:`` line set to ``values[n]``.
+
+    Tasks are the file's top-level list items (lines starting ``- ``); only their
+    ``field:`` lines change (``None`` keeps one), so comments and layout stay as
+    written. How `toolbed tasks split --write` and `record --live` edit task files.
+    """
+    lines = text.splitlines(keepends=True)
+    starts = [i for i, line in enumerate(lines) if line.startswith("- ")]
+    if len(starts) != len(values):
+        raise TaskError(f"{len(starts)} top-level tasks, {len(values)} values for {field}")
+    for n, start in enumerate(starts):
+        if values[n] is None:
+            continue
+        end = starts[n + 1] if n + 1 < len(starts) else len(lines)
+        for i in range(start, end):
+            head, sep, _ = lines[i].partition(f"{field}:")
+            if sep and not head.strip(" -"):
+                newline = "\n" if lines[i].endswith("\n") else ""
+                lines[i] = f"{head}{field}: {values[n]}{newline}"
+                break
+        else:
+            raise TaskError(f"task #{n + 1} has no {field}: line")
+    return "".join(lines)

@@ -163,6 +163,10 @@ class Task(_Model):
     irreversible: bool = Field(
         False, description="The chain makes a write that has no undo (on objects it "
         "created itself, so the app still ends as it began)")
+    reset: bool = Field(
+        False, description="The chain makes a write that nothing can reverse (emptying a "
+        "whole collection): its apps are restarted from their seed after the task, and "
+        "their state is then verified as before")
     verified: bool = Field(
         True, description="False for tasks not yet run live (hosted tasks written offline)")
     chain: list[Step] = Field(min_length=1, max_length=9)

@@ -12,7 +12,7 @@ The journal (SQLite, WAL) survives a killed process; ``recover`` (and
 """
 
 from ._journal import OPEN, Entry, Journal, Status, default_journal_path
-from ._probe import Difference, diff, snapshot
+from ._probe import Difference, Snapshot, diff, snapshot
 from ._recover import open_entries, recover
 from ._scope import RollbackReport, RollbackScope
 from ._undo import UndoPolicy, bind_undo, undo_entry
@@ -24,6 +24,7 @@ __all__ = [
     "Journal",
     "RollbackReport",
     "RollbackScope",
+    "Snapshot",
     "Status",
     "UndoPolicy",
     "bind_undo",

@@ -22,7 +22,7 @@ from __future__ import annotations
 import asyncio
 import time
 import uuid
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from pydantic import BaseModel
@@ -277,28 +277,39 @@ class RollbackScope:
                 )
 
     def _compare(self, app: str, before: Snapshot) -> list[Difference]:
-        """The differences between ``before`` and now, once the app has settled.
+        """The differences between ``before`` and now, once the app has settled."""
+        return diff(before, self._settled(app, until=lambda now: not diff(before, now)))
 
-        An app whose background tasks bring part of its state up to date after a write
-        (its catalog ``settle``) is probed again, with growing pauses, until it matches
-        or that time is spent; an app that matches at once costs one probe. A replay
-        has nothing to wait for: the cassette holds the answers of the recorded run.
+    def _settled(self, app: str, until: Callable[[Snapshot], bool]) -> Snapshot:
+        """Probe ``app`` until ``until`` holds or its catalog ``settle`` time is spent.
+
+        Some apps bring part of their state up to date in background tasks after a
+        write (Synapse's room statistics); they are probed again, with growing pauses.
+        An app with no ``settle`` costs one probe. A replay takes the same path as the
+        recording, since ``until`` sees the recorded answers, but without the pauses.
         """
-        settle = 0.0 if self.runtime.mode is Mode.REPLAY else self.catalog.app(app).settle
-        deadline = time.monotonic() + settle
-        pause = 0.1
-        while True:
-            changed = diff(before, self._probe(app))
-            left = deadline - time.monotonic()
-            if not changed or left <= 0:
-                return changed
+        deadline = time.monotonic() + self.catalog.app(app).settle
+        pause = 0.0 if self.runtime.mode is Mode.REPLAY else 0.1
+        now = self._probe(app)
+        while not until(now) and (left := deadline - time.monotonic()) > 0:
             time.sleep(min(pause, left))
             pause *= 2
+            now = self._probe(app)
+        return now
 
     def _snapshot_all(self) -> None:
+        """The state before; for an app that settles, once two probes in a row agree."""
         for app in self.verify:
             try:
-                self._before[app] = self._probe(app)
+                last = self._probe(app)
+
+                def unchanged(now: Snapshot) -> bool:
+                    nonlocal last
+                    same, last = not diff(last, now), now
+                    return same
+
+                self._before[app] = self._settled(app, until=unchanged) if \
+                    self.catalog.app(app).settle else last
             except ToolbedError as exc:
                 self._probe_errors.append(f"{app}: {exc}")
 

@@ -14,7 +14,14 @@ from contextlib import ExitStack
 import pytest
 
 from toolbed.apis import App, Catalog, load_catalog
-from toolbed.connectors import RunningApp, launch, launcher_names
+from toolbed.connectors import (
+    RunningApp,
+    get_launcher,
+    launch,
+    launcher_names,
+    restart_app,
+)
+from toolbed.connectors.launchers import stop_app
 
 
 class AppPool:
@@ -32,8 +39,14 @@ class AppPool:
     def only(self, *names: str) -> dict[str, RunningApp]:
         for name in names:
             if name not in self._running:
-                self._running[name] = self._stack.enter_context(launch(name, self._catalog))
+                self._running[name] = get_launcher(name, self._catalog).start()
+                self._stack.callback(lambda name=name: stop_app(self._running[name]))
         return {name: self._running[name] for name in names}
+
+    def restart(self, running: RunningApp) -> RunningApp:
+        """The app restarted from its seed (what a task with ``reset`` asks for)."""
+        self._running[running.app] = restart_app(running, self._catalog)
+        return self._running[running.app]
 
 
 @pytest.fixture(scope="session")
@@ -167,12 +180,17 @@ def demo_catalog() -> Catalog:
     return Catalog([App.model_validate(DEMO)])
 
 
-@pytest.fixture
-def no_network(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Any attempt to open a connection, to any host, fails: proof that a replay is offline."""
+def block_network(monkeypatch: pytest.MonkeyPatch) -> None:
+    """From now on, any attempt to open a connection, to any host, fails."""
     def refuse(*args: object, **kwargs: object) -> None:
         raise OSError(f"network blocked in this test (tried {args[1:] or args})")
 
     monkeypatch.setattr(socket.socket, "connect", refuse)
     monkeypatch.setattr(socket.socket, "connect_ex", refuse)
     monkeypatch.setattr(socket, "create_connection", refuse)
+
+
+@pytest.fixture
+def no_network(monkeypatch: pytest.MonkeyPatch) -> None:
+    """No connection can be opened in this test: proof that a replay is offline."""
+    block_network(monkeypatch)

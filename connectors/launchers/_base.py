@@ -31,7 +31,13 @@ from typing import ClassVar
 import httpx
 
 from toolbed.apis import ApiKeyAuth, App, BasicAuth, BearerAuth, Catalog, load_catalog
-from toolbed.errors import AppInstallError, AppNotInstalledError, AppStartError, ToolbedError
+from toolbed.errors import (
+    AppError,
+    AppInstallError,
+    AppNotInstalledError,
+    AppStartError,
+    ToolbedError,
+)
 from toolbed.paths import home_dir
 from toolbed.registry import lookup, names
 
@@ -228,13 +234,19 @@ class Launcher:
         assert isinstance(auth, BasicAuth), f"{self.app.app} has no basic auth"
         return env[auth.password_env]
 
-    def start(self, *, port: int | None = None, data_dir: str | Path | None = None) -> RunningApp:
-        """Start the app and wait until it answers; raises ``AppStartError`` if it does not."""
+    def start(
+        self, *, port: int | None = None, data_dir: str | Path | None = None,
+        credentials: dict[str, str] | None = None,
+    ) -> RunningApp:
+        """Start the app and wait until it answers; raises ``AppStartError`` if it does not.
+
+        ``credentials`` (a running instance's ``env``) start it with the same ones.
+        """
         self.require_installed()
         port = port or free_port()
         data = Path(data_dir or tempfile.mkdtemp(prefix=f"toolbed-{self.app.app}-"))
         data.mkdir(parents=True, exist_ok=True)
-        env = self.credentials()
+        env = dict(credentials) if credentials is not None else self.credentials()
         cmd = self.configure(data, port, env)
         log_path = data / "server.log"
         base_url = f"http://{LOOPBACK}:{port}"
@@ -348,6 +360,20 @@ def launch(name: str, catalog: Catalog | None = None, **kwargs: object) -> Itera
     """``with launch("kinto") as app:`` runs a fresh Kinto for the block."""
     with get_launcher(name, catalog).running(**kwargs) as app:
         yield app
+
+
+def restart_app(app: RunningApp, catalog: Catalog | None = None) -> RunningApp:
+    """The app as its seed left it: stopped, its data deleted, started again on the
+    same port with the same credentials, so whoever calls it needs to change nothing.
+
+    This is how a task whose writes no undo can reverse (emptying a whole collection)
+    leaves the app as it found it."""
+    launcher = get_launcher(app.app, catalog)
+    if launcher.issues_token:
+        raise AppError(f"{app.app} issues its own token at each start, so it cannot be "
+                       "restarted with the same credentials; start a new instance instead")
+    stop_app(app)
+    return launcher.start(port=app.port, credentials=app.env)
 
 
 def stop_app(app: RunningApp, *, keep_data: bool = False) -> None:

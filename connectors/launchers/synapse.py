@@ -15,6 +15,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 import secrets
+import time
 import uuid
 from pathlib import Path
 from typing import Any
@@ -26,7 +27,7 @@ import yaml
 from toolbed.errors import AppStartError
 from toolbed.registry import register
 
-from ._base import LOOPBACK, Launcher
+from ._base import LOOPBACK, Launcher, RunningApp
 
 SERVER_NAME = "localhost"
 
@@ -136,6 +137,29 @@ class SynapseLauncher(Launcher):
 
     def process_env(self, data_dir: Path) -> dict[str, str]:
         return {"SYNAPSE_CACHE_FACTOR": "0.5"}
+
+    def ready(self, running: RunningApp) -> None:
+        """Wait until the user directory lists the other people.
+
+        Synapse fills its user directory in a background task after registration; a
+        search made before then finds nobody, so a task that looks someone up would
+        depend on how soon after the start it runs.
+        """
+        headers = {"Authorization": f"Bearer {running.env[self.token_env]}"}
+        deadline = time.monotonic() + 60
+        with httpx.Client(base_url=running.base_url, headers=headers, timeout=5) as client:
+            while True:
+                found = client.post("/_matrix/client/v3/user_directory/search",
+                                    json={"search_term": "localhost", "limit": 10})
+                names = {u.get("user_id") for u in found.json().get("results", [])} \
+                    if found.status_code == 200 else set()
+                if {f"@{name}:localhost" for name in _PEOPLE if name != "alice"} <= names:
+                    return
+                if time.monotonic() > deadline:
+                    raise AppStartError(
+                        f"synapse: the user directory still lists only {sorted(names)} "
+                        f"60 s after the start; see {running.log_path}")
+                time.sleep(0.2)
 
     # -- bootstrap ------------------------------------------------------------------------
 

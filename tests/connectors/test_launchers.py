@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from toolbed.connectors import get_launcher
-from toolbed.connectors.launchers import free_port, running_apps
-from toolbed.errors import AppNotInstalledError, AppStartError
+from toolbed.connectors import RunningApp, Runtime, get_launcher, restart_app
+from toolbed.connectors.launchers import free_port, running_apps, stop_app
+from toolbed.errors import AppError, AppNotInstalledError, AppStartError
 
 pytestmark = pytest.mark.live
 
@@ -61,3 +61,28 @@ def test_running_apps_ignores_dead_records(tmp_path, monkeypatch):
         '"version": "x", "data_dir": "/nonexistent", "log_path": "/nonexistent"}'
     )
     assert running_apps() == {}
+
+
+def test_restarting_brings_back_the_seed_on_the_same_port_and_credentials(catalog):
+    first = get_launcher("kinto", catalog).start()
+    try:
+        with Runtime(catalog, apps={"kinto": first}) as rt:
+            assert rt.call("kinto.delete_bucket", {"bucket": "library"}).status == 200
+        second = restart_app(first, catalog)
+        try:
+            assert (second.base_url, second.env) == (first.base_url, first.env)
+            assert second.pid != first.pid and not Path(first.data_dir).exists()
+            with Runtime(catalog, apps={"kinto": second}) as rt:   # same creds still work
+                assert rt.call("kinto.get_bucket", {"bucket": "library"}).status == 200
+        finally:
+            stop_app(second)
+    except BaseException:
+        stop_app(first)   # if the restart failed half way (stopping twice is harmless)
+        raise
+
+
+def test_an_app_that_issues_its_own_token_is_not_restarted_in_place(catalog):
+    synapse = RunningApp(app="synapse", base_url="http://127.0.0.1:1", pid=0, version="",
+                         data_dir="/nonexistent", log_path="/nonexistent")
+    with pytest.raises(AppError, match="issues its own token"):
+        restart_app(synapse, catalog)

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 import yaml
 from typer.testing import CliRunner
@@ -18,7 +20,7 @@ from toolbed.connectors.launchers import save_running
 from toolbed.errors import TaskError
 from toolbed.harness import Task, TaskSuite, load_tasks, run_oracle
 
-from ..conftest import AppPool
+from ..conftest import AppPool, block_network
 
 UNREAD: dict[str, Any] = {
     "id": "kinto-unread", "query": "Which books in my home library haven't I read yet?",
@@ -118,6 +120,7 @@ def test_a_good_file_loads_into_typed_tasks(load: Callable[..., TaskSuite]) -> N
         "api": "kinto.delete_bucket", "args": {"bucket": "trips"}, "expect": "status"}]}),
      "a state check must only read"),
     (changed(UNREAD, split="holdout"), "field split"),
+    (changed(UNREAD, reset=True), "`reset: true` is for chains with a write no undo reverses"),
 ])
 def test_a_bad_task_is_refused_with_its_file_id_and_fix(
     tmp_path: Path, catalog: Catalog, task: dict[str, Any], message: str
@@ -185,6 +188,18 @@ def test_an_expression_that_does_not_fit_the_answer_fails_the_task_not_the_run(
     assert any("cannot be evaluated" in p for p in run.problems), run.problems
 
 
+def test_a_task_that_resets_its_app_needs_a_way_to_restart_it(
+    load: Callable[..., TaskSuite], rt: Runtime
+) -> None:
+    wipe = {**PACKED, "id": "kinto-wipe", "scenario": "single", "irreversible": True,
+            "reset": True, "chain": [{"api": "kinto.batch", "args": {"requests": [
+                {"method": "DELETE", "path": "/buckets/trips"}]}}],
+            "answer": {"type": "operational", "state": [{
+                "api": "kinto.list_buckets", "expect": "!contains(body.data[].id, 'trips')"}]}}
+    with pytest.raises(TaskError, match="restarts its apps afterwards"):
+        run_oracle(rt, load(wipe).task("kinto-wipe"))
+
+
 def test_an_open_reference_must_mention_the_facts_the_app_returned(
     load: Callable[..., TaskSuite], rt: Runtime
 ) -> None:
@@ -242,3 +257,64 @@ def test_validate_stats_and_split_from_the_command_line(
     split = runner.invoke(cli, ["tasks", "split", "--tasks", str(path.parent), "--write"])
     assert split.exit_code == 0, split.output
     assert {t.split for t in load_tasks(path, catalog=catalog)} <= {"train", "dev", "test"}
+
+
+def test_record_then_replay_offline_from_the_command_line(
+    tmp_path: Path, pool: AppPool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = write(tmp_path / "suite", UNREAD, PACKED, OLDEST)
+    cassettes = tmp_path / "cassettes"
+    kinto = pool.only("kinto")["kinto"]
+    monkeypatch.setenv("TOOLBED_HOME", str(tmp_path / "home"))
+    save_running(kinto)
+    runner = CliRunner()
+    recorded = runner.invoke(cli, ["tasks", "record", "--tasks", str(path),
+                                   "--cassettes", str(cassettes)])
+    assert recorded.exit_code == 0, recorded.output
+    assert sorted(p.name for p in (cassettes / "kinto").iterdir()) == [
+        "kinto-oldest.yaml", "kinto-pack-charger.yaml", "kinto-unread.yaml"]
+
+    block_network(monkeypatch)
+    replayed = runner.invoke(cli, ["tasks", "validate", "--replay", "--tasks", str(path),
+                                   "--cassettes", str(cassettes), "--json"])
+    assert replayed.exit_code == 0, replayed.output
+    assert json.loads(replayed.output) == {"total": 3, "passed": 3, "failed": []}
+
+
+ITEM = {"id": "a 1", "title": "Milk", "rank": 4}
+
+
+def test_hosted_tasks_run_only_with_live_and_are_marked_verified_when_they_pass(
+    tmp_path: Path, demo_catalog: Catalog, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # a hosted service, served by a mock transport: tests never reach the internet
+    def serve(request: httpx.Request) -> httpx.Response:
+        return httpx.Response(200, json=ITEM)
+
+    monkeypatch.setattr("toolbed.harness._suite.load_catalog", lambda: demo_catalog)
+    monkeypatch.setattr("toolbed.cli._tasks.Runtime", functools.partial(
+        Runtime, env={"DEMO_API_KEY": "k-123"}, transport=httpx.MockTransport(serve)))
+    rank = {"id": "demo-rank", "query": "What rank does the item 'a 1' have today?",
+            "apps": ["demo"], "scenario": "single", "category": "real-time search",
+            "split": "train", "verified": False,
+            "chain": [{"api": "demo.get_item", "args": {"item_id": "a 1"}, "save": "item"}],
+            "answer": {"type": "realtime", "source": "item.body.rank", "match": "number"}}
+    title = {**rank, "id": "demo-title", "query": "What is the title of the item 'a 1'?",
+             "answer": {"type": "fixed", "source": "item.body.title", "value": "Bread"}}
+    path = write(tmp_path, rank, title)
+    cassettes = tmp_path / "cassettes"
+    runner = CliRunner()
+    args = ["tasks", "record", "--tasks", str(path), "--cassettes", str(cassettes)]
+
+    refused = runner.invoke(cli, args)
+    assert refused.exit_code == 1
+    assert "2 of these tasks are not yet verified" in refused.output and "--live" in refused.output
+    assert not cassettes.exists()
+
+    ran = runner.invoke(cli, [*args, "--live"])
+    assert ran.exit_code == 1, "the mislabelled task fails"
+    assert "demo-title: FAILED" in ran.output and "1 tasks verified live" in ran.output
+    suite = load_tasks(path, catalog=demo_catalog)
+    assert {t.id: t.verified for t in suite} == {"demo-rank": True, "demo-title": False}
+    assert [p.name for p in (cassettes / "demo").iterdir()] == ["demo-rank.yaml"]
+    assert "k-123" not in (cassettes / "demo" / "demo-rank.yaml").read_text()

@@ -9,9 +9,12 @@ from typing import Annotated
 import typer
 from rich.progress import Progress
 
-from toolbed.connectors import Mode, Runtime
+from toolbed.connectors import Mode, RunningApp, Runtime, restart_app
+from toolbed.connectors.launchers import save_running
+from toolbed.errors import ToolbedError
 from toolbed.harness import (
     PARAPHRASE_THRESHOLD,
+    TASK_CASSETTES,
     TASKS_DIR,
     Task,
     TaskRun,
@@ -22,9 +25,9 @@ from toolbed.harness import (
     load_tasks,
     near_duplicates,
     run_oracle,
+    set_field,
     task_cassette,
     task_stats,
-    write_splits,
 )
 
 from ._output import JsonOpt, console, print_json, table
@@ -40,6 +43,8 @@ IdsOpt = Annotated[list[str] | None, typer.Option("--id", help="Only this task i
 TierOpt = Annotated[str | None, typer.Option("--tier", help="selfhosted or hosted.")]
 TasksOpt = Annotated[Path | None, typer.Option(
     "--tasks", help="A task file or folder (default: the shipped suite).")]
+CassettesOpt = Annotated[Path, typer.Option(
+    "--cassettes", help="Folder of the tasks' cassettes (<app>/<task id>.yaml).")]
 
 
 def _select(tasks: Path | None, apps: list[str] | None, types: list[str] | None,
@@ -71,6 +76,13 @@ def _run_all(chosen: list[Task], one: Callable[[Task], TaskRun], what: str) -> l
     return runs
 
 
+def _restart(running: RunningApp) -> RunningApp:
+    """Restart an app of `toolbed apps up` from its seed, keeping its record current."""
+    new = restart_app(running)
+    save_running(new)
+    return new
+
+
 def _report(runs: list[TaskRun], as_json: bool) -> None:
     failed = [r for r in runs if not r.ok]
     if as_json:
@@ -93,7 +105,8 @@ def validate(
         "--replay", help="Run every gold chain from its recorded cassette, offline.",
     )] = False,
     app_: AppsOpt = None, type_: TypesOpt = None, split: SplitOpt = None, id_: IdsOpt = None,
-    tier: TierOpt = None, tasks: TasksOpt = None, json_: JsonOpt = False,
+    tier: TierOpt = None, tasks: TasksOpt = None, cassettes: CassettesOpt = TASK_CASSETTES,
+    json_: JsonOpt = False,
 ) -> None:
     """Check tasks: against the catalog (always), then by the oracle live or from cassettes.
 
@@ -109,10 +122,12 @@ def validate(
         return
     if live:
         with Runtime(suite.catalog, mode=Mode.LIVE) as runtime:
-            runs = _run_all(chosen, lambda t: run_oracle(runtime, t), "validating live")
+            runs = _run_all(chosen, lambda t: run_oracle(runtime, t, restart=_restart),
+                            "validating live")
     else:
         def from_cassette(task: Task) -> TaskRun:
-            with Runtime(suite.catalog, mode=Mode.REPLAY, cassette=task_cassette(task)) as rt:
+            with Runtime(suite.catalog, mode=Mode.REPLAY,
+                         cassette=task_cassette(task, cassettes)) as rt:
                 return run_oracle(rt, task)
         runs = _run_all(chosen, from_cassette, "replaying")
     _report(runs, json_)
@@ -120,25 +135,50 @@ def validate(
 
 @app.command()
 def record(
+    live: Annotated[bool, typer.Option(
+        "--live", help="Also run tasks not yet verified (hosted): they call the real internet "
+        "services with your keys, and their writes reach your accounts (then are undone).",
+    )] = False,
     app_: AppsOpt = None, type_: TypesOpt = None, split: SplitOpt = None, id_: IdsOpt = None,
-    tier: TierOpt = None, tasks: TasksOpt = None, json_: JsonOpt = False,
+    tier: TierOpt = None, tasks: TasksOpt = None, cassettes: CassettesOpt = TASK_CASSETTES,
+    json_: JsonOpt = False,
 ) -> None:
     """Run the oracle live on each task and record it into cassettes/tasks/<app>/<id>.yaml.
 
-    A task that fails keeps no cassette; exit 1 if any did.
+    A task that fails keeps no cassette; exit 1 if any did. A task not yet verified
+    (`verified: false`, the hosted tier) that passes is marked verified in its file.
     """
     suite, chosen = _select(tasks, app_, type_, split, id_, tier)
+    unverified = [t for t in chosen if not t.verified]
+    if unverified and not live:
+        raise ToolbedError(
+            f"{len(unverified)} of these tasks are not yet verified (hosted: they call real "
+            "internet services with your keys); add --live to run them, or --tier selfhosted")
 
     def one(task: Task) -> TaskRun:
-        path = task_cassette(task)
+        path = task_cassette(task, cassettes)
         path.unlink(missing_ok=True)
         with Runtime(suite.catalog, mode=Mode.RECORD, cassette=path) as runtime:
-            run = run_oracle(runtime, task)
+            run = run_oracle(runtime, task, restart=_restart)
         if not run.ok:
             path.unlink(missing_ok=True)
         return run
 
-    _report(_run_all(chosen, one, "recording"), json_)
+    runs = _run_all(chosen, one, "recording")
+    verified = {r.task.id for r in runs if r.ok and not r.task.verified}
+    if verified:
+        _mark_verified(suite, verified)
+        console.print(f"{len(verified)} tasks verified live and marked `verified: true`")
+    _report(runs, json_)
+
+
+def _mark_verified(suite: TaskSuite, ids: set[str]) -> None:
+    for path in sorted(suite.files):
+        in_file = [t.id for t in load_file(path, suite.catalog)]
+        if ids & set(in_file):
+            text = path.read_text(encoding="utf-8")
+            values = ["true" if i in ids else None for i in in_file]
+            path.write_text(set_field(text, "verified", values), encoding="utf-8")
 
 
 @app.command()
@@ -171,8 +211,8 @@ def split(
     = False,
     tasks: Annotated[Path, typer.Option("--tasks", help="The task folder.")] = TASKS_DIR,
 ) -> None:
-    """Assign train/dev/test: by a hash of the id, and test for tasks using an API no other
-    task uses (so test holds APIs that train never shows)."""
+    """Assign train/dev/test by a hash of the id; a quarter of the APIs only one task uses
+    are held out in test (so test holds APIs that train never shows)."""
     suite = load_tasks(tasks)
     splits = assign_splits(list(suite))
     seen_in_train = {s.api for t in suite if splits[t.id] == "train" for s in t.chain}
@@ -184,7 +224,7 @@ def split(
         for path in sorted(tasks.rglob("*.yaml")):
             ids = [t.id for t in load_file(path, suite.catalog)]
             text = path.read_text(encoding="utf-8")
-            path.write_text(write_splits(text, [splits[i] for i in ids]), encoding="utf-8")
+            path.write_text(set_field(text, "split", [splits[i] for i in ids]), encoding="utf-8")
 
 
 @app.command()

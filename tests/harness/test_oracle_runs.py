@@ -1,0 +1,39 @@
+"""Every task of the suite, run by the oracle: live on fresh apps, and from its cassette.
+
+Live, this is `toolbed tasks validate --live` in CI: each gold chain runs against the
+real app, its reference is checked against what the app returned, every write is
+undone and the app's state is verified as before. From the cassette, it runs with
+the network blocked and must score 100%, real-time answers extracted from the
+replayed observations. A task that fails here is a bug in the task, to be fixed.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from toolbed.apis import Catalog
+from toolbed.connectors import Mode, Runtime
+from toolbed.harness import load_tasks, run_oracle, task_cassette
+
+from ..conftest import AppPool
+
+SUITE = load_tasks()
+SELFHOSTED = [t.id for t in SUITE if SUITE.tier(t) == "selfhosted"]
+
+
+@pytest.mark.parametrize("task_id", SELFHOSTED)
+def test_task_passes_live(task_id: str, catalog: Catalog, pool: AppPool) -> None:
+    task = SUITE.task(task_id)
+    with Runtime(catalog, apps=pool.only(*task.apps)) as runtime:
+        run = run_oracle(runtime, task, restart=pool.restart)
+    assert run.ok, run.summary()
+
+
+@pytest.mark.usefixtures("no_network")
+@pytest.mark.parametrize("task_id", [t.id for t in SUITE if t.verified])
+def test_task_replays_offline_and_scores_100(task_id: str, catalog: Catalog) -> None:
+    task = SUITE.task(task_id)
+    with Runtime(catalog, mode=Mode.REPLAY, cassette=task_cassette(task)) as runtime:
+        run = run_oracle(runtime, task)
+    assert run.ok, run.summary()
+    assert run.passed

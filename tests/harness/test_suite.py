@@ -1,0 +1,68 @@
+"""The shipped task suite: its size and mix, its splits, and no paraphrases across splits.
+
+The oracle's live and replayed runs of every task are in test_oracle_runs.py.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import pytest
+
+from toolbed.apis import Catalog
+from toolbed.harness import (
+    TASK_CASSETTES,
+    TaskSuite,
+    api_coverage,
+    assign_splits,
+    load_tasks,
+    near_duplicates,
+    task_cassette,
+)
+
+
+@pytest.fixture(scope="module")
+def suite(catalog: Catalog) -> TaskSuite:
+    return load_tasks(catalog=catalog)
+
+
+def test_at_least_600_self_hosted_tasks_in_the_asked_mix(suite: TaskSuite) -> None:
+    tasks = [t for t in suite if suite.tier(t) == "selfhosted"]
+    total = len(tasks)
+    assert total >= 600
+    scenarios = Counter(t.scenario for t in tasks)
+    assert scenarios["single"] >= 0.40 * total and scenarios["multi"] >= 0.30 * total
+    types = Counter(t.type for t in tasks)
+    assert all(types[kind] >= 0.10 * total for kind in ("fixed", "open", "operational",
+                                                        "realtime")), types
+    assert all(2 <= len(t.chain) <= 9 for t in tasks if t.scenario == "multi")
+    assert any(len(t.apps) > 1 for t in tasks), "some multi-call tasks span apps"
+
+
+def test_every_self_hosted_app_and_api_is_used(suite: TaskSuite, catalog: Catalog) -> None:
+    selfhosted = {a.app for a in catalog.apps.values() if a.tier == "selfhosted"}
+    assert selfhosted <= {app for t in suite for app in t.apps}
+    assert api_coverage(suite, catalog, "selfhosted")["unused"] == []
+
+
+def test_splits_follow_the_rule_and_test_holds_apis_train_never_shows(suite: TaskSuite) -> None:
+    expected = assign_splits(list(suite))
+    assert {t.id: t.split for t in suite} == expected, "run `toolbed tasks split --write`"
+    shares = Counter(expected.values())
+    assert shares["train"] > shares["test"] > shares["dev"] > 0
+    in_train = {s.api for t in suite if t.split == "train" for s in t.chain}
+    unseen = [t for t in suite if t.split == "test" and any(s.api not in in_train for s in t.chain)]
+    assert len(unseen) >= 10
+
+
+def test_no_query_paraphrases_one_in_another_split(suite: TaskSuite) -> None:
+    pairs = near_duplicates(list(suite))
+    assert pairs == [], [(p.first, p.second, p.similarity) for p in pairs[:10]]
+
+
+def test_every_verified_task_has_its_recorded_cassette_and_no_cassette_is_orphaned(
+    suite: TaskSuite,
+) -> None:
+    verified = {task_cassette(t) for t in suite if t.verified}
+    assert sorted(p for p in verified if not p.is_file()) == []
+    assert sorted(p for p in TASK_CASSETTES.rglob("*.yaml") if p not in verified) == []
