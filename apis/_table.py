@@ -15,9 +15,9 @@ from ._schema import App
 __all__ = ["catalog_table", "markers", "replace_table"]
 
 
-def markers(tier: str) -> tuple[str, str]:
-    """The comments that fence a tier's table in a Markdown file."""
-    return f"<!-- catalog-table:{tier}:start -->", f"<!-- catalog-table:{tier}:end -->"
+def markers(tier: str, kind: str = "catalog-table") -> tuple[str, str]:
+    """The comments that fence a tier's table (``kind``: catalog-table, task-table)."""
+    return f"<!-- {kind}:{tier}:start -->", f"<!-- {kind}:{tier}:end -->"
 
 
 def catalog_table(catalog: Catalog, tier: str = "hosted") -> str:
@@ -52,9 +52,11 @@ def catalog_table(catalog: Catalog, tier: str = "hosted") -> str:
     return "\n".join(lines) + "\n"
 
 
-def replace_table(text: str, table: str, tier: str = "hosted") -> str:
-    """``text`` with the part between ``tier``'s table markers replaced by ``table``."""
-    start, end = markers(tier)
+def replace_table(
+    text: str, table: str, tier: str = "hosted", kind: str = "catalog-table"
+) -> str:
+    """``text`` with the part between a table's markers replaced by ``table``."""
+    start, end = markers(tier, kind)
     if start not in text or end not in text:
         raise ValueError(f"the file has no {start} ... {end} markers to replace between")
     head, rest = text.split(start, 1)

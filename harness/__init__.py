@@ -13,7 +13,7 @@ from ._dedup import PARAPHRASE_THRESHOLD, Pair, load_encoder, near_duplicates
 from ._oracle import TaskRun, check_state, run_oracle, truthy
 from ._score import answer_matches, mentions, normalise, numbers_in, render, same_value
 from ._splits import HELD_OUT, SHARES, assign_splits
-from ._stats import GROUPINGS, api_coverage, task_stats
+from ._stats import GROUPINGS, api_coverage, task_stats, task_table
 from ._suite import (
     TASK_CASSETTES,
     TASKS_DIR,
@@ -72,6 +72,7 @@ __all__ = [
     "same_value",
     "task_cassette",
     "task_stats",
+    "task_table",
     "set_field",
     "truthy",
 ]

@@ -6,10 +6,13 @@ The oracle's live and replayed runs of every task are in test_oracle_runs.py.
 from __future__ import annotations
 
 from collections import Counter
+from pathlib import Path
 
 import pytest
+from typer.testing import CliRunner
 
 from toolbed.apis import Catalog
+from toolbed.cli import app as cli
 from toolbed.harness import (
     TASK_CASSETTES,
     TaskSuite,
@@ -58,6 +61,16 @@ def test_splits_follow_the_rule_and_test_holds_apis_train_never_shows(suite: Tas
 def test_no_query_paraphrases_one_in_another_split(suite: TaskSuite) -> None:
     pairs = near_duplicates(list(suite))
     assert pairs == [], [(p.first, p.second, p.similarity) for p in pairs[:10]]
+
+
+def test_the_readme_task_table_is_the_suite_s(tmp_path: Path) -> None:
+    readme = Path(__file__).resolve().parents[2] / "README.md"
+    copy = tmp_path / "README.md"
+    copy.write_text(readme.read_text(encoding="utf-8"), encoding="utf-8")
+    result = CliRunner().invoke(cli, ["tasks", "stats", "--update", str(copy)])
+    assert result.exit_code == 0, result.output
+    assert copy.read_text(encoding="utf-8") == readme.read_text(encoding="utf-8"), \
+        "run `toolbed tasks stats --update README.md`"
 
 
 def test_every_verified_task_has_its_recorded_cassette_and_no_cassette_is_orphaned(

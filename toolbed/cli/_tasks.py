@@ -9,6 +9,7 @@ from typing import Annotated
 import typer
 from rich.progress import Progress
 
+from toolbed.apis import replace_table
 from toolbed.connectors import Mode, RunningApp, Runtime, restart_app
 from toolbed.connectors.launchers import save_running
 from toolbed.errors import ToolbedError
@@ -28,6 +29,7 @@ from toolbed.harness import (
     set_field,
     task_cassette,
     task_stats,
+    task_table,
 )
 
 from ._output import JsonOpt, console, print_json, table
@@ -182,11 +184,25 @@ def _mark_verified(suite: TaskSuite, ids: set[str]) -> None:
 
 
 @app.command()
-def stats(app_: AppsOpt = None, tier: TierOpt = None, tasks: TasksOpt = None,
-          json_: JsonOpt = False) -> None:
+def stats(
+    app_: AppsOpt = None, tier: TierOpt = None, tasks: TasksOpt = None,
+    update: Annotated[Path | None, typer.Option(
+        "--update", help="Rewrite the tier's task table (default: selfhosted) between its "
+        "markers in this file.",
+    )] = None,
+    json_: JsonOpt = False,
+) -> None:
     """Count tasks by app, domain, scenario, answer type, category, split, calls per task."""
+    if update is not None:
+        tier = tier or "selfhosted"
     suite, chosen = _select(tasks, app_, None, None, None, tier)
     counts = task_stats(chosen, suite.catalog)
+    if update is not None:
+        assert tier is not None
+        text = update.read_text(encoding="utf-8")
+        update.write_text(replace_table(text, task_table(chosen, suite.catalog), tier,
+                                        kind="task-table"), encoding="utf-8")
+        return
     if json_:
         print_json(counts)
         return
