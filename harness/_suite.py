@@ -27,7 +27,7 @@ __all__ = [
 ]
 
 TASKS_DIR = Path(__file__).resolve().parent.parent / "tasks"
-"""Where the shipped suite lives: ``selfhosted/<app>.yaml`` and ``hosted/<domain>.yaml``."""
+"""Where the shipped suite lives: ``selfhosted/<app>.yaml`` and ``hosted/<app>.yaml``."""
 
 TASK_CASSETTES = TASKS_DIR.parent / "cassettes" / "tasks"
 """Where `toolbed tasks record` writes, and replays read: ``<first app>/<task id>.yaml``."""

@@ -7,6 +7,7 @@ import json
 import os
 import signal
 import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -14,7 +15,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from toolbed.apis import Catalog
+from toolbed.apis import App, Catalog
 from toolbed.cli import app as cli
 from toolbed.connectors import RunningApp, Runtime
 from toolbed.errors import IrreversibleWriteError
@@ -129,6 +130,18 @@ def stopped(app: RunningApp) -> Iterator[None]:
         os.killpg(app.pid, signal.SIGCONT)
 
 
+def settled_after_thaw(rt: Runtime, app: App) -> None:
+    """Wait until two snapshots of the app, half a second apart, agree (at most 10 s)."""
+    deadline = time.monotonic() + 10
+    last = snapshot(rt.call, app)
+    while time.monotonic() < deadline:
+        time.sleep(0.5)
+        now = snapshot(rt.call, app)
+        if not diff(last, now):
+            return
+        last = now
+
+
 def test_an_undo_that_fails_is_reported_then_recovered_on_the_next_run(
     home: Path, catalog: Catalog, fresh_apps: dict[str, RunningApp]
 ) -> None:
@@ -156,6 +169,9 @@ def test_an_undo_that_fails_is_reported_then_recovered_on_the_next_run(
         assert status.exit_code == 0, status.output
         assert [e["status"] for e in json.loads(status.output)] == ["failed", "failed"]
 
+        # thawed, the app still serves the undo requests that timed out while it was
+        # frozen; let it finish them, as a crashed run's app would have, then recover
+        settled_after_thaw(rt, catalog.app("radicale"))
         result = CliRunner().invoke(cli, ["rollback", "recover", "--journal", str(journal_path)])
         assert result.exit_code == 0, result.output
         assert Journal(journal_path).entries(statuses=(Status.FAILED,)) == []
