@@ -8,7 +8,7 @@ the API, an ``irreversible`` flag that does not match the chain, duplicate ids.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -58,6 +58,16 @@ class TaskSuite:
             return self.tasks[task_id]
         except KeyError:
             raise TaskError(f"no task {task_id!r}; `toolbed tasks list` shows them") from None
+
+    def write_field(self, field: str, values: Mapping[str, str]) -> None:
+        """Set ``field`` of the tasks in ``values`` (by id) in their files, leaving the
+        rest of each file as written (see ``set_field``)."""
+        for path in self.files:
+            in_file = [t.id for t in load_file(path, self.catalog)]
+            if set(values) & set(in_file):
+                text = path.read_text(encoding="utf-8")
+                new = set_field(text, field, [values.get(i) for i in in_file])
+                path.write_text(new, encoding="utf-8")
 
     def tier(self, task: Task) -> str:
         return self.catalog.app(task.apps[0]).tier

@@ -22,11 +22,9 @@ from toolbed.harness import (
     TaskSuite,
     api_coverage,
     assign_splits,
-    load_file,
     load_tasks,
     near_duplicates,
     run_oracle,
-    set_field,
     task_cassette,
     task_stats,
     task_table,
@@ -169,18 +167,9 @@ def record(
     runs = _run_all(chosen, one, "recording")
     verified = {r.task.id for r in runs if r.ok and not r.task.verified}
     if verified:
-        _mark_verified(suite, verified)
+        suite.write_field("verified", dict.fromkeys(verified, "true"))
         console.print(f"{len(verified)} tasks verified live and marked `verified: true`")
     _report(runs, json_)
-
-
-def _mark_verified(suite: TaskSuite, ids: set[str]) -> None:
-    for path in sorted(suite.files):
-        in_file = [t.id for t in load_file(path, suite.catalog)]
-        if ids & set(in_file):
-            text = path.read_text(encoding="utf-8")
-            values = ["true" if i in ids else None for i in in_file]
-            path.write_text(set_field(text, "verified", values), encoding="utf-8")
 
 
 @app.command()
@@ -237,10 +226,7 @@ def split(
     counts = {name: sum(v == name for v in splits.values()) for name in ("train", "dev", "test")}
     console.print(f"{counts}; {len(unseen)} test tasks use an API that no train task uses")
     if write:
-        for path in sorted(tasks.rglob("*.yaml")):
-            ids = [t.id for t in load_file(path, suite.catalog)]
-            text = path.read_text(encoding="utf-8")
-            path.write_text(set_field(text, "split", [splits[i] for i in ids]), encoding="utf-8")
+        suite.write_field("split", splits)
 
 
 @app.command()
@@ -252,7 +238,7 @@ def dedup(
 ) -> None:
     """Find queries in different splits that paraphrase each other (embedding similarity);
     exit 1 if any pair reaches the threshold."""
-    suite = load_tasks(tasks) if tasks else load_tasks()
+    suite, _ = _select(tasks, None, None, None, None, None)
     pairs = near_duplicates(list(suite), threshold=threshold, top=top)
     if json_:
         print_json([vars(p) for p in pairs])
