@@ -8,15 +8,19 @@ same documents (bm25s), the lexical baseline the papers report beside their mode
 from __future__ import annotations
 
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Protocol
 
+from ._dataset import EvalSet
 from ._documents import ToolDocument
-from ._index import Hit
+from ._index import Hit, ToolIndex
 from ._metrics import comp_at_k, mrr, ndcg_at_k, recall_at_k
+from ._model import model_name
 
-__all__ = ["BM25", "KS", "Ranker", "evaluate", "score_rankings"]
+__all__ = ["BM25", "KS", "Ranker", "compare", "evaluate", "score_rankings"]
 
 KS = (1, 3, 5, 10)
+"""The cut-offs the papers report (ToolLLM and CToolEval: 1, 3, 5) and 10."""
 
 
 class Ranker(Protocol):
@@ -67,3 +71,24 @@ def evaluate(
     """Retrieve ``depth`` ids for each query and score them."""
     hits = ranker.search_many(queries, k=max(depth, *ks))
     return score_rankings([[h.api for h in row] for row in hits], relevant, ks)
+
+
+def compare(
+    evalset: EvalSet, models: Sequence[str | Path | None] = (None,), bm25: bool = True,
+    path: str | Path | None = None, url: str | None = None, collection: str = "tools",
+    ks: Sequence[int] = tuple(range(1, 11)),
+) -> dict[str, dict[str, float]]:
+    """Score BM25 and each embedding model (None: the default, untrained one) on the
+    same queries and corpus: ``{"bm25": {"ndcg@5": ...}, "all-MiniLM-L6-v2": {...}}``.
+
+    Each model's index is built (re-embedding only what changed) in ``collection``
+    under ``path``, or on the Chroma server at ``url``."""
+    results: dict[str, dict[str, float]] = {}
+    if bm25:
+        results["bm25"] = evaluate(BM25(evalset.documents), evalset.queries, evalset.relevant,
+                                   ks)
+    for model in models:
+        index = ToolIndex(path, model, url=url, collection=collection)
+        index.build(evalset.documents)
+        results[model_name(model)] = evaluate(index, evalset.queries, evalset.relevant, ks)
+    return results

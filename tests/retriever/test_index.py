@@ -70,3 +70,13 @@ def test_search_from_the_command_line(tmp_path: Path, kinto_docs: list) -> None:
     empty = runner.invoke(cli, ["retriever", "search", "anything", "--index",
                                 str(tmp_path / "empty")])
     assert empty.exit_code != 0 and "toolbed retriever build" in empty.output
+
+
+def test_search_many_answers_a_thousand_queries_at_once(tmp_path: Path, kinto_docs: list) -> None:
+    # 1,000 queries x 34 results is more than one SQLite statement may bind
+    index = ToolIndex(tmp_path / "chroma")
+    index.build(kinto_docs)
+    queries = [f"list the records of collection number {i}" for i in range(1000)]
+    hits = index.search_many(queries, k=50)
+    assert len(hits) == 1000 and {len(row) for row in hits} == {34}
+    assert all(row[0].text and row[0].metadata["app"] == "kinto" for row in hits)

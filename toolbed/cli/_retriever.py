@@ -1,34 +1,62 @@
-"""``toolbed retriever build|search|evaluate``: the tool index in chroma, and its scores."""
+"""``toolbed retriever build|search|train|evaluate``: the tool index in chroma, a model
+fine-tuned on the task suite, and their scores."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
 from toolbed.apis import load_catalog
-from toolbed.harness import load_tasks
-from toolbed.retriever import BM25, KS, ToolIndex, evaluate, model_name, tool_documents
+from toolbed.harness import TaskSuite, load_tasks
+from toolbed.retriever import (
+    KS,
+    EvalSet,
+    ToolIndex,
+    compare,
+    default_model_dir,
+    load_eval_set,
+    plot_ndcg,
+    tool_documents,
+    training_examples,
+)
+from toolbed.retriever import (
+    train as train_model,
+)
 
 from ._output import JsonOpt, console, print_json, table
 
-app = typer.Typer(help="Index the catalog's APIs in chroma, search them, measure the retriever.",
-                  no_args_is_help=True)
+app = typer.Typer(help="Index the catalog's APIs in chroma, search them, train and measure "
+                  "the retriever.", no_args_is_help=True)
 
 IndexOpt = Annotated[Path | None, typer.Option(
     "--index", help="Chroma folder (default: $TOOLBED_HOME/retriever/chroma).")]
+UrlOpt = Annotated[str | None, typer.Option(
+    "--chroma-url", help="Use a Chroma server (http://host:port) instead of the local folder.")]
 ModelOpt = Annotated[str | None, typer.Option(
     "--model", help="A local sentence-transformers model folder (default: all-MiniLM-L6-v2, "
     "shipped offline).")]
 TierOpt = Annotated[str | None, typer.Option("--tier", help="Only selfhosted or hosted APIs.")]
 
 
+def _split_set(suite: TaskSuite, split: str) -> EvalSet:
+    """A split of the task suite as an evaluation set: queries, gold APIs, whole catalog."""
+    tasks = suite.filter(splits=[split])
+    if not tasks:
+        raise typer.BadParameter(f"no task is in split {split!r}; splits are train, dev, test")
+    return EvalSet(split, [t.query for t in tasks], [{s.api for s in t.chain} for t in tasks],
+                   tool_documents(suite.catalog))
+
+
 @app.command()
-def build(index: IndexOpt = None, model: ModelOpt = None, tier: TierOpt = None) -> None:
+def build(index: IndexOpt = None, model: ModelOpt = None, tier: TierOpt = None,
+          chroma_url: UrlOpt = None) -> None:
     """Embed every API's document into the index; only changed documents are re-embedded."""
     with console.status("embedding the tool documents"):
-        report = ToolIndex(index, model).build(tool_documents(load_catalog(), tier))
+        report = ToolIndex(index, model, url=chroma_url).build(
+            tool_documents(load_catalog(), tier))
     console.print(f"{report.embedded} embedded, {report.unchanged} unchanged, "
                   f"{report.removed} removed")
 
@@ -39,10 +67,10 @@ def search(
     k: Annotated[int, typer.Option("-k", help="How many APIs.")] = 5,
     app_: Annotated[str | None, typer.Option("--app", help="Only this app's APIs.")] = None,
     tier: TierOpt = None, index: IndexOpt = None, model: ModelOpt = None,
-    json_: JsonOpt = False,
+    chroma_url: UrlOpt = None, json_: JsonOpt = False,
 ) -> None:
     """The top-k APIs for a query (run `toolbed retriever build` first)."""
-    idx = ToolIndex(index, model)
+    idx = ToolIndex(index, model, url=chroma_url)
     if not len(idx):
         raise typer.BadParameter("the index is empty: run `toolbed retriever build` first")
     filters = [{"app": app_}] if app_ else []
@@ -55,26 +83,75 @@ def search(
     table(None, ["api", "score"], [[h.api, f"{h.score:.3f}"] for h in hits])
 
 
+@app.command()
+def train(
+    out: Annotated[Path | None, typer.Option(
+        "--out", help="Where to save the model (default: "
+        "$TOOLBED_HOME/retriever/models/<base>-toolbed).")] = None,
+    base: Annotated[str | None, typer.Option(
+        "--base", help="Model to start from (default: all-MiniLM-L6-v2).")] = None,
+    split: Annotated[str, typer.Option(help="Task split to train on.")] = "train",
+    epochs: Annotated[float, typer.Option(help="Passes over the examples.")] = 1.0,
+    batch_size: Annotated[int, typer.Option(help="Queries per batch (in-batch negatives).")
+                          ] = 32,
+    learning_rate: Annotated[float, typer.Option("--lr", help="AdamW learning rate.")] = 2e-5,
+    max_steps: Annotated[int, typer.Option(help="Stop after this many steps (-1: no limit).")
+                         ] = -1,
+    max_seq_length: Annotated[int, typer.Option(help="Tokens per text, saved with the model.")
+                              ] = 128,
+    seed: Annotated[int, typer.Option(help="Seed for negatives, shuffling and init.")] = 0,
+) -> None:
+    """Fine-tune the embedding model on the split's (query, gold API) pairs, with in-batch
+    and same-app hard negatives (MultipleNegativesRankingLoss), on the CPU."""
+    data = _split_set(load_tasks(), split)
+    examples = training_examples(data.queries, data.relevant, data.documents, seed)
+    console.print(f"{len(examples)} (query, API) pairs from {len(data.queries)} {split} tasks")
+    report = train_model(examples, out or default_model_dir(base), base, epochs, batch_size,
+                         learning_rate, max_steps, max_seq_length, seed)
+    console.print(f"{report.steps} steps in {report.seconds:.0f} s, mean loss {report.loss}; "
+                  f"saved to {report.path}\nuse it: toolbed retriever build --model "
+                  f"{report.path}", soft_wrap=True)
+
+
 @app.command("evaluate")
 def evaluate_(
     split: Annotated[str, typer.Option(help="Task split whose queries are scored.")] = "test",
-    index: IndexOpt = None, model: ModelOpt = None, json_: JsonOpt = False,
+    model: Annotated[list[str] | None, typer.Option(
+        "--model", help="A model folder to score beside BM25 and the default model; "
+        "repeat for more.")] = None,
+    queries: Annotated[Path | None, typer.Option(
+        help="Your own queries (JSON Lines: query, relevant ids) instead of a split.")] = None,
+    corpus: Annotated[Path | None, typer.Option(
+        help="The corpus for --queries (JSON Lines: id, text).")] = None,
+    out: Annotated[Path | None, typer.Option(help="Write the scores to this JSON file.")
+                   ] = None,
+    plot: Annotated[Path | None, typer.Option(help="Draw NDCG@k curves to this PNG file.")
+                    ] = None,
+    index: IndexOpt = None, chroma_url: UrlOpt = None, json_: JsonOpt = False,
 ) -> None:
-    """NDCG@k, Recall@k, COMP@k and MRR of BM25 and the embedding model on a task split,
-    with the whole catalog as the corpus."""
-    suite = load_tasks()
-    tasks = suite.filter(splits=[split])
-    queries = [t.query for t in tasks]
-    relevant = [{s.api for s in t.chain} for t in tasks]
-    docs = tool_documents(suite.catalog)
-    idx = ToolIndex(index, model)
+    """NDCG@k, Recall@k, COMP@k and MRR of BM25, the default model and any --model, on a
+    task split (the whole catalog as corpus) or on your own dataset."""
+    if (queries is None) != (corpus is None):
+        raise typer.BadParameter("--queries and --corpus go together")
+    if queries and corpus:
+        data, collection = load_eval_set(queries, corpus), "data-" + corpus.stem
+    else:
+        data, collection = _split_set(load_tasks(), split), "tools"
+    models: list[str | None] = [None, *(model or [])]
     with console.status("indexing and retrieving"):
-        idx.build(docs)
-        results = {"bm25": evaluate(BM25(docs), queries, relevant),
-                   model_name(model): evaluate(idx, queries, relevant)}
+        results = compare(data, models, path=index, url=chroma_url, collection=collection)
+    title = f"{len(data.queries)} queries ({data.name}), {len(data.documents)} documents"
+    if out:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
+    if plot:
+        plot_ndcg(results, plot, title)
     if json_:
         print_json(results)
         return
     metrics = [f"{m}@{k}" for m in ("ndcg", "recall", "comp") for k in KS] + ["mrr"]
-    table(f"{len(tasks)} {split} tasks, {len(docs)} APIs", ["retriever", *metrics],
+    table(title, ["retriever", *metrics],
           [[name, *(f"{scores[m]:.3f}" for m in metrics)] for name, scores in results.items()])
+    for path in (out, plot):
+        if path:
+            console.print(f"wrote {path}")

@@ -1,0 +1,117 @@
+"""What the tool index adds to raw sentence-transformers and raw chroma, in the same run.
+
+    python benchmarks/retriever.py [--sizes 1000 10000 100000] [--queries 200]
+
+Build throughput: the catalog's tool documents embedded by ``model.encode`` alone (the
+baseline) against ``ToolIndex.build`` into an empty folder (hashing, encoding, upserts
+with metadata), alternating, documents per second.
+
+Search latency at each size: ``ToolIndex.search(query, k=10)`` against
+``model.encode`` + ``collection.query`` on the same collection, alternating query by
+query, p50 and p95 in milliseconds. Queries are the task suite's test split. Beyond
+the real tool documents, a collection of N holds synthetic neighbours: each a real
+document's embedding plus Gaussian noise, renormalised (embedding 100,000 texts on a
+CPU would take hours and does not change what a query costs).
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+from toolbed.harness import load_tasks
+from toolbed.retriever import ToolIndex, load_model, tool_documents
+
+
+def pct(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+
+
+def build_throughput(model, docs, rounds: int) -> tuple[float, float]:
+    texts = [d.text for d in docs]
+    raw, built = [], []
+    for _ in range(rounds):
+        start = time.perf_counter()
+        model.encode(texts, normalize_embeddings=True, batch_size=64, show_progress_bar=False)
+        raw.append(len(texts) / (time.perf_counter() - start))
+        with tempfile.TemporaryDirectory() as tmp:
+            start = time.perf_counter()
+            ToolIndex(Path(tmp), encoder=model).build(docs)
+            built.append(len(texts) / (time.perf_counter() - start))
+    return statistics.median(raw), statistics.median(built)
+
+
+def fill(index: ToolIndex, docs, vectors: np.ndarray, size: int, seed: int = 0) -> None:
+    """Real documents first, then noisy copies of their embeddings up to ``size``."""
+    rng = np.random.default_rng(seed)
+    real = min(size, len(docs))
+    ids = [d.id for d in docs[:real]]
+    rows = [vectors[:real]]
+    extra = size - real
+    if extra > 0:
+        base = vectors[rng.integers(0, len(docs), extra)]
+        noisy = base + rng.normal(0, 0.04, base.shape).astype(np.float32)
+        rows.append(noisy / np.linalg.norm(noisy, axis=1, keepdims=True))
+        ids += [f"synthetic.{i}" for i in range(extra)]
+    embeddings = np.vstack(rows)
+    for start in range(0, size, 5000):
+        stop = min(size, start + 5000)
+        index.collection.add(
+            ids=ids[start:stop], embeddings=embeddings[start:stop],
+            documents=[f"document {i}" for i in ids[start:stop]],
+            metadatas=[{"app": i.split(".")[0], "hash": "-"} for i in ids[start:stop]])
+
+
+def search_latency(index: ToolIndex, model, queries: list[str]) -> tuple[list[float], list[float]]:
+    ours, raw = [], []
+    for query in queries:
+        start = time.perf_counter()
+        index.search(query, k=10)
+        ours.append((time.perf_counter() - start) * 1000)
+        start = time.perf_counter()
+        vector = model.encode([query], normalize_embeddings=True, show_progress_bar=False)
+        index.collection.query(query_embeddings=vector, n_results=10)
+        raw.append((time.perf_counter() - start) * 1000)
+    return ours, raw
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--sizes", type=int, nargs="+", default=[1000, 10000, 100000])
+    parser.add_argument("--queries", type=int, default=200)
+    parser.add_argument("--rounds", type=int, default=2)
+    args = parser.parse_args()
+
+    suite = load_tasks()
+    docs = tool_documents(suite.catalog)
+    queries = [t.query for t in suite.filter(splits=["test"])][: args.queries]
+    model = load_model()
+    model.encode(queries[:8], show_progress_bar=False)             # warm up
+
+    raw_rate, build_rate = build_throughput(model, docs, args.rounds)
+    print(f"build, {len(docs)} documents: raw encode {raw_rate:.1f} docs/s, "
+          f"ToolIndex.build {build_rate:.1f} docs/s, ratio {build_rate / raw_rate:.2f}")
+
+    vectors = model.encode([d.text for d in docs], normalize_embeddings=True, batch_size=64,
+                           show_progress_bar=False).astype(np.float32)
+    print(f"{'documents':>10} {'toolbed p50':>12} {'p95':>8} {'raw p50':>9} {'p95':>8} "
+          f"{'p50 ratio':>10}")
+    for size in args.sizes:
+        with tempfile.TemporaryDirectory() as tmp:
+            index = ToolIndex(Path(tmp), encoder=model)
+            fill(index, docs, vectors, size)
+            index.search(queries[0], k=10)                          # warm up
+            ours, raw = search_latency(index, model, queries)
+            print(f"{size:>10} {pct(ours, .5):>10.1f}ms {pct(ours, .95):>6.1f}ms "
+                  f"{pct(raw, .5):>7.1f}ms {pct(raw, .95):>6.1f}ms "
+                  f"{pct(ours, .5) / pct(raw, .5):>10.2f}")
+
+
+if __name__ == "__main__":
+    main()

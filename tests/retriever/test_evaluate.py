@@ -1,0 +1,78 @@
+"""Scoring retrievers side by side on a user's own dataset: JSON, a plot, clear errors."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from toolbed.cli import app as cli
+from toolbed.errors import RetrieverError
+from toolbed.retriever import load_eval_set
+
+from ..conftest import block_network
+from .conftest import write_jsonl
+
+
+def test_evaluate_on_an_external_dataset_writes_json_and_a_plot(
+    tmp_path: Path, dataset: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    queries, corpus = dataset
+    block_network(monkeypatch)
+    out, plot = tmp_path / "out" / "scores.json", tmp_path / "out" / "ndcg.png"
+    result = CliRunner().invoke(cli, [
+        "retriever", "evaluate", "--queries", str(queries), "--corpus", str(corpus),
+        "--index", str(tmp_path / "chroma"), "--out", str(out), "--plot", str(plot)])
+    assert result.exit_code == 0, result.output
+    assert "3 queries (kinto-tools), 34 documents" in result.output
+
+    scores = json.loads(out.read_text())
+    assert list(scores) == ["bm25", "all-MiniLM-L6-v2"]
+    for metrics in scores.values():
+        assert {f"ndcg@{k}" for k in range(1, 11)} <= set(metrics) and "mrr" in metrics
+        assert 0 < metrics["ndcg@10"] <= 1 and metrics["comp@10"] <= metrics["recall@10"]
+    assert plot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+    # the external corpus has a collection of its own; the catalog's is untouched
+    import chromadb
+    from chromadb.config import Settings
+
+    client = chromadb.PersistentClient(str(tmp_path / "chroma"),
+                                       settings=Settings(anonymized_telemetry=False))
+    names = {c.name for c in client.list_collections()}
+    assert names == {"data-kinto-tools-all-MiniLM-L6-v2"}
+
+
+def test_bad_dataset_files_are_named_with_their_line(tmp_path: Path,
+                                                    dataset: tuple[Path, Path]) -> None:
+    queries, corpus = dataset
+    broken = tmp_path / "broken.jsonl"
+    broken.write_text('{"query": "ok", "relevant": ["kinto.list_buckets"]}\n{"query": \n')
+    with pytest.raises(RetrieverError, match=r"broken.jsonl:2: not JSON"):
+        load_eval_set(broken, corpus)
+    unknown = write_jsonl(tmp_path / "unknown.jsonl",
+                          [{"query": "mail it", "relevant": ["mail.send"]}])
+    with pytest.raises(RetrieverError, match=r"unknown.jsonl:1: relevant ids not in "
+                       r"kinto-tools.jsonl: mail.send"):
+        load_eval_set(unknown, corpus)
+    no_text = write_jsonl(tmp_path / "c.jsonl", [{"id": "a"}])
+    with pytest.raises(RetrieverError, match=r'c.jsonl:1: a corpus line needs a string "id" '
+                       r'and a non-empty "text"'):
+        load_eval_set(queries, no_text)
+
+    beir = write_jsonl(tmp_path / "beir.jsonl", [{"_id": "kinto.list_buckets", "title": "Kinto",
+                                                  "text": "list buckets"}])
+    one = write_jsonl(tmp_path / "one.jsonl", [{"query": "buckets?",
+                                                "relevant": ["kinto.list_buckets"]}])
+    data = load_eval_set(one, beir)
+    assert data.documents[0].text == "Kinto list buckets" and data.relevant == [
+        {"kinto.list_buckets"}]
+
+    result = CliRunner().invoke(cli, ["retriever", "evaluate", "--queries", str(unknown),
+                                      "--corpus", str(corpus)])
+    assert result.exit_code == 1 and "relevant ids not in kinto-tools.jsonl" in result.output
+    assert "Traceback" not in result.output
+    alone = CliRunner().invoke(cli, ["retriever", "evaluate", "--queries", str(queries)])
+    assert alone.exit_code == 2 and "--queries and --corpus go together" in alone.output

@@ -1,0 +1,90 @@
+"""Training examples, a one-step fine-tune with no network, and the trained model in use."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from toolbed.apis import Catalog
+from toolbed.cli import app as cli
+from toolbed.retriever import (
+    ToolDocument,
+    ToolIndex,
+    load_model,
+    train,
+    training_examples,
+)
+
+from ..conftest import block_network
+
+
+def doc(api: str, app: str, domain: str) -> ToolDocument:
+    return ToolDocument(api, f"{app} {api} text", {"app": app, "domain": domain})
+
+
+def test_each_gold_api_gives_one_example_with_a_negative_from_its_app_or_domain() -> None:
+    docs = [doc("notes.add", "notes", "office"), doc("notes.find", "notes", "office"),
+            doc("notes.drop", "notes", "office"), doc("mail.send", "mail", "office"),
+            doc("maps.route", "maps", "travel")]
+    examples = training_examples(
+        ["write a note and find it", "mail my boss"], [{"notes.add", "notes.find"}, {"mail.send"}],
+        docs)
+    assert [(e.query, e.positive) for e in examples] == [
+        ("write a note and find it", "notes notes.add text"),
+        ("write a note and find it", "notes notes.find text"),
+        ("mail my boss", "mail mail.send text"),
+    ]
+    # the only other notes API that is not gold; mail has no other API, so same domain
+    assert [e.negative for e in examples[:2]] == ["notes notes.drop text"] * 2
+    assert examples[2].negative in {"notes notes.add text", "notes notes.find text",
+                                    "notes notes.drop text"}
+    # the draw depends on the seed, the query and the API, not on the order of queries
+    again = training_examples(["mail my boss"], [{"mail.send"}], docs)
+    assert again == examples[2:]
+    with pytest.raises(ValueError, match="'mail.forward' of query 'x' is not in the corpus"):
+        training_examples(["x"], [{"mail.forward"}], docs)
+
+
+def test_one_training_step_then_build_and_search_with_the_trained_model_offline(
+    tmp_path: Path, catalog: Catalog, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from toolbed.retriever import tool_documents
+
+    block_network(monkeypatch)          # training, saving and loading use local files only
+    docs = tool_documents(Catalog([catalog.app("kinto")]))
+    examples = training_examples(
+        ["make a new bucket named trips", "what records are in the books collection"],
+        [{"kinto.create_bucket"}, {"kinto.list_records"}], docs)
+    report = train(examples, tmp_path / "model", batch_size=2, max_steps=1, progress=False)
+    assert (report.examples, report.steps) == (2, 1) and report.loss > 0
+    assert load_model(tmp_path / "model").max_seq_length == 128
+
+    index = ToolIndex(tmp_path / "chroma", model=tmp_path / "model")
+    assert index.build(docs).embedded == len(docs)
+    assert index.collection.name == "tools-model"   # one collection per model
+    hits = index.search("make a new bucket named trips", k=5)
+    assert len(hits) == 5 and "kinto.create_bucket" in [h.api for h in hits]
+
+
+def test_cli_trains_for_a_step_and_evaluates_it_beside_bm25_and_the_default(
+    tmp_path: Path, dataset: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("TOOLBED_HOME", str(tmp_path / "home"))
+    block_network(monkeypatch)
+    runner = CliRunner()
+    trained = runner.invoke(cli, ["retriever", "train", "--max-steps", "1", "--batch-size", "4"])
+    assert trained.exit_code == 0, trained.output
+    model_dir = tmp_path / "home" / "retriever" / "models" / "all-MiniLM-L6-v2-toolbed"
+    assert "1 steps" in trained.output and (model_dir / "config.json").is_file()
+    assert f"toolbed retriever build --model {model_dir}\n" in trained.output
+
+    queries, corpus = dataset
+    scored = runner.invoke(cli, ["retriever", "evaluate", "--queries", str(queries),
+                                 "--corpus", str(corpus), "--model", str(model_dir), "--json"])
+    assert scored.exit_code == 0, scored.output
+    scores = json.loads(scored.output[scored.output.index("{"):])
+    assert list(scores) == ["bm25", "all-MiniLM-L6-v2", "all-MiniLM-L6-v2-toolbed"]
+    assert all(0 < s["mrr"] <= 1 for s in scores.values())
