@@ -13,7 +13,7 @@ from typer.core import TyperGroup
 
 from toolbed.errors import ToolbedError
 
-from . import _apis, _apps, _call, _retriever, _rollback, _tasks
+from . import _apis, _apps, _call, _eval, _retriever, _rollback, _tasks
 
 __all__ = ["app", "main"]
 
@@ -41,6 +41,9 @@ app.add_typer(_rollback.app, name="rollback")
 app.add_typer(_tasks.app, name="tasks")
 app.add_typer(_retriever.app, name="retriever")
 app.command("call")(_call.call)
+app.command("eval")(_eval.eval_)
+app.command("report")(_eval.report)
+app.command("compare")(_eval.compare)
 
 
 def main() -> None:

@@ -1,0 +1,135 @@
+"""The agents ``toolbed eval`` runs.
+
+- ``OracleAgent``: the gold chain, run by ``run_oracle`` exactly as ``toolbed tasks
+  validate`` runs it, so its cassettes are the suite's task cassettes. It is the upper
+  bound every metric should reach.
+- ``LangChainAgent``: any LangChain chat model with native tool calling, in a loop:
+  the model calls tools, each call goes through the ``ToolBox`` and its observation
+  (cut to ``observation_cap`` characters) goes back, until the model answers in text
+  or ``max_steps`` rounds have passed.
+- ``chat_model``: a model from a ``provider:model`` string (LangChain's
+  ``init_chat_model``) or an OpenAI-compatible server (vLLM, Ollama, llama.cpp).
+- ``ScriptedChatModel``: LangChain's fake chat model that replays given messages,
+  tool calls included, for tests.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any, Protocol
+
+from langchain_core.language_models import BaseChatModel
+from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
+
+from toolbed.connectors import langchain_tools
+
+from ._task import Task
+from ._trajectory import ToolBox, Trajectory
+
+__all__ = ["SYSTEM_PROMPT", "Agent", "LangChainAgent", "OracleAgent", "ScriptedChatModel",
+           "chat_model"]
+
+SYSTEM_PROMPT = (
+    "You help a user by calling the tools you are given; they act on real applications. "
+    "Call a tool whenever the answer depends on data you do not have, using the ids and "
+    "values that earlier tool results returned. When the task is done, reply with a short "
+    "final answer in plain text that states the result (numbers and names as the tools "
+    "gave them); do not invent results."
+)
+
+
+class Agent(Protocol):
+    """Runs one task with the tools in ``tools``; every call goes through the box."""
+
+    name: str
+
+    def run(self, task: Task, tools: ToolBox) -> Trajectory: ...
+
+
+class OracleAgent:
+    """The gold chain. The runner runs it with ``run_oracle`` (see the module's
+    docstring); ``run`` runs the chain through a tool box, for use outside a runner."""
+
+    name = "oracle"
+
+    def run(self, task: Task, tools: ToolBox) -> Trajectory:
+        from toolbed.connectors import run_steps
+
+        run_steps(tools, None, task.chain, {})
+        tools.trajectory.steps = len(task.chain)
+        return tools.trajectory
+
+
+class LangChainAgent:
+    """A chat model with native tool calling, looped over its tool calls."""
+
+    name = "langchain"
+
+    def __init__(self, model: BaseChatModel, max_steps: int = 12,
+                 observation_cap: int = 6000, system_prompt: str = SYSTEM_PROMPT):
+        self.model = model
+        self.max_steps = max_steps
+        self.observation_cap = observation_cap
+        self.system_prompt = system_prompt
+
+    def run(self, task: Task, tools: ToolBox) -> Trajectory:
+        trajectory = tools.trajectory
+        bound = self.model.bind_tools(langchain_tools(tools, tools.offered))
+        messages: list[BaseMessage] = [SystemMessage(self.system_prompt),
+                                       HumanMessage(task.query)]
+        for _ in range(self.max_steps):
+            try:
+                reply = bound.invoke(messages)
+            except Exception as exc:  # the model's server, not the task, failed
+                trajectory.error = f"the model failed: {type(exc).__name__}: {exc}"[:500]
+                break
+            trajectory.steps += 1
+            messages.append(reply)
+            if not isinstance(reply, AIMessage):
+                break
+            for bad in reply.invalid_tool_calls:
+                trajectory.format_errors += 1
+                messages.append(ToolMessage(
+                    f"error: the arguments of {bad.get('name')} are not valid JSON: "
+                    f"{bad.get('error') or bad.get('args')}", tool_call_id=bad.get("id") or ""))
+            if not reply.tool_calls and not reply.invalid_tool_calls:
+                trajectory.answer = _text(reply.content)
+                break
+            for call in reply.tool_calls:
+                observation = tools.observe(call["name"], call["args"])
+                messages.append(ToolMessage(
+                    observation.model_dump_json()[: self.observation_cap],
+                    tool_call_id=call.get("id") or ""))
+        return trajectory
+
+
+def _text(content: str | list[Any]) -> str:
+    if isinstance(content, str):
+        return content.strip()
+    return " ".join(p if isinstance(p, str) else str(p.get("text", "")) for p in content).strip()
+
+
+class ScriptedChatModel(GenericFakeChatModel):
+    """Replays ``messages`` one per call, tool calls included; binding tools is a no-op."""
+
+    def bind_tools(self, tools: Any, **kwargs: Any) -> Any:
+        return self
+
+
+
+
+def chat_model(model: str, base_url: str | None = None, api_key_env: str | None = None,
+               temperature: float = 0.0) -> BaseChatModel:
+    """``model`` as ``provider:name`` (e.g. ``openai:gpt-4o-mini``), or a model name
+    served by the OpenAI-compatible server at ``base_url``; the key is read from
+    ``api_key_env`` (a local server usually needs none)."""
+    if base_url:
+        from langchain_openai import ChatOpenAI
+
+        key = os.environ.get(api_key_env, "") if api_key_env else ""
+        return ChatOpenAI(model=model, base_url=base_url, api_key=key or "none",  # type: ignore[arg-type]
+                          temperature=temperature, max_retries=1)
+    from langchain.chat_models import init_chat_model
+
+    return init_chat_model(model, temperature=temperature)

@@ -1,0 +1,117 @@
+"""Reports of a run: ``results.jsonl`` (one line per task and trial), ``summary.json``
+and ``summary.md``, all made from the run's ``results.db``.
+
+The summary holds the mean of every score, CToolEval's tables (tool matching rate and
+completion per scenario and answer type), the means per app, the error counts, and
+pass^k for every k up to the number of trials.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+import sqlite_utils
+
+from toolbed.errors import TaskError
+
+from .metrics import ERRORS, by_scenario_and_type, pass_hat_k
+
+__all__ = ["load_results", "markdown", "summarize", "write_report"]
+
+
+def load_results(run_dir: str | Path) -> list[dict[str, Any]]:
+    """The rows of ``run_dir/results.db``, with their JSON columns parsed."""
+    path = Path(run_dir) / "results.db"
+    if not path.is_file():
+        raise TaskError(f"no results in {run_dir}: run `toolbed eval --run-dir {run_dir}` first")
+    rows = []
+    for row in sqlite_utils.Database(path)["results"].rows_where(order_by="task, trial"):
+        for column in ("scores", "errors", "problems", "trajectory"):
+            row[column] = json.loads(row[column])
+        rows.append(row)
+    return rows
+
+
+def _mean(values: list[float]) -> float:
+    return round(sum(values) / len(values), 4) if values else 0.0
+
+
+def summarize(rows: list[dict[str, Any]], meta: dict[str, Any] | None = None) -> dict[str, Any]:
+    """Means, tables, error counts and pass^k over a run's rows."""
+    scores: dict[str, list[float]] = defaultdict(list)
+    for row in rows:
+        for name, value in row["scores"].items():
+            scores[name].append(value)
+    by_app: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for row in rows:
+        by_app[row["app"]].append(row)
+    trials: dict[str, list[bool]] = defaultdict(list)
+    for row in rows:
+        trials[row["task"]].append(bool(row["success"]))
+    most = min((len(t) for t in trials.values()), default=0)
+    return {
+        **(meta or {}),
+        "tasks": len(trials), "runs": len(rows),
+        "success": _mean([float(r["success"]) for r in rows]),
+        "metrics": {name: _mean(values) for name, values in sorted(scores.items())},
+        "tool_matching": by_scenario_and_type(
+            (r["scenario"], r["type"], r["scores"]["tool_match"]) for r in rows),
+        "completion": by_scenario_and_type(
+            (r["scenario"], r["type"], r["scores"]["completion"]) for r in rows),
+        "per_app": {app: {"runs": len(rs), "success": _mean([float(r["success"]) for r in rs]),
+                          "completion": _mean([r["scores"]["completion"] for r in rs]),
+                          "tool_match": _mean([r["scores"]["tool_match"] for r in rs])}
+                    for app, rs in sorted(by_app.items())},
+        "errors": {e: sum(r["errors"].get(e, 0) for r in rows) for e in ERRORS},
+        "pass_hat_k": {str(k): round(pass_hat_k(list(trials.values()), k), 4)
+                       for k in range(1, most + 1)} if trials else {},
+        "problems": sum(1 for r in rows if r["problems"]),
+    }
+
+
+def markdown(summary: dict[str, Any]) -> str:
+    """The summary as Markdown: headline, CToolEval tables, other metrics, errors."""
+    lines = [f"# {summary.get('agent', 'agent')} on {summary['tasks']} tasks "
+             f"({summary['runs']} runs, mode {summary.get('mode', '?')}, "
+             f"tools {summary.get('tools', '?')})", "",
+             f"Success: {100 * summary['success']:.1f}%", ""]
+    types = ("fixed", "open", "operational", "realtime")
+    for title, key in (("Tool matching rate", "tool_matching"), ("Completion", "completion")):
+        table = summary[key]
+        lines += [f"## {title} (%)", "",
+                  "| scenario | " + " | ".join(types) + " |", "|---" * (len(types) + 1) + "|"]
+        for scenario in ("single", "multi"):
+            cells = table.get(scenario, {})
+            lines.append(f"| {scenario} | " + " | ".join(
+                f"{100 * cells[t]:.1f}" if t in cells else "-" for t in types) + " |")
+        lines += ["", f"All tasks: {100 * table['all']['all']:.1f}", ""]
+    lines += ["## All metrics (mean over runs)", "", "| metric | value |", "|---|---|"]
+    lines += [f"| {name} | {value:.4f} |" for name, value in summary["metrics"].items()]
+    if summary["pass_hat_k"]:
+        lines += ["", "pass^k: " + ", ".join(f"k={k}: {v:.3f}"
+                                             for k, v in summary["pass_hat_k"].items())]
+    lines += ["", "## Errors", "", "| error | count |", "|---|---|"]
+    lines += [f"| {name} | {count} |" for name, count in summary["errors"].items()]
+    return "\n".join(lines) + "\n"
+
+
+def write_report(run_dir: str | Path, meta: dict[str, Any] | None = None) -> dict[str, Any]:
+    """Write results.jsonl, summary.json and summary.md into ``run_dir``; return the summary."""
+    run_dir = Path(run_dir)
+    rows = load_results(run_dir)
+    with (run_dir / "results.jsonl").open("w", encoding="utf-8") as out:
+        for row in rows:
+            out.write(json.dumps(row, ensure_ascii=False) + "\n")
+    meta_path = run_dir / "run.json"
+    if meta is not None:
+        meta_path.write_text(json.dumps(meta, indent=2) + "\n", encoding="utf-8")
+    elif meta_path.is_file():
+        meta = json.loads(meta_path.read_text(encoding="utf-8"))
+    summary = summarize(rows, meta)
+    (run_dir / "summary.json").write_text(json.dumps(summary, indent=2) + "\n",
+                                          encoding="utf-8")
+    (run_dir / "summary.md").write_text(markdown(summary), encoding="utf-8")
+    return summary

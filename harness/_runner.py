@@ -1,0 +1,197 @@
+"""The runner: an agent on tasks, live, recorded or replayed, each task rolled back,
+every result kept in SQLite so that a rerun picks up where the last one stopped.
+
+For each task (and each trial of it):
+
+1. a ``Runtime`` in the run's mode, with the task's own cassette: the oracle replays the
+   suite's task cassettes; recordings go under ``<run dir>/cassettes``. The
+   cassette also takes in the model's HTTP traffic, so a recorded run of a model
+   replays with no network and no key;
+2. for real-time and open tasks, the reference: the oracle runs the gold chain just
+   before the agent (in its own rollback scope), so the answer is scored against what
+   the app returns at run time;
+3. the agent works in a ``RollbackScope`` over the apps of the tools it was offered:
+   the gold APIs, all APIs of the task's apps, or the retriever's top k; an
+   operational task's state checks are read before and after it;
+4. the scope undoes every write and verifies the apps' state; then ``score_run``.
+
+Rows go to ``<run dir>/results.db`` (table ``results``, one per task and trial).
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import sqlite_utils
+
+from toolbed.apis import Catalog
+from toolbed.connectors import Mode, RunningApp, Runtime, parse_mode
+from toolbed.errors import TaskError
+from toolbed.rollback import RollbackScope
+
+from ._agents import Agent
+from ._oracle import TaskRun, check_state, run_oracle
+from ._scoring import Reference, score_run
+from ._suite import TASK_CASSETTES, task_cassette
+from ._task import Task
+from ._trajectory import Call, ToolBox, Trajectory
+
+__all__ = ["TOOL_CHOICES", "Runner", "TaskResult"]
+
+TOOL_CHOICES = ("gold", "apps", "retriever")
+
+
+@dataclass
+class TaskResult:
+    task: Task
+    trial: int
+    trajectory: Trajectory
+    scores: dict[str, float]
+    errors: dict[str, int]
+    success: bool
+    problems: list[str] = field(default_factory=list)
+    seconds: float = 0.0
+
+    def row(self, catalog: Catalog) -> dict[str, Any]:
+        return {
+            "task": self.task.id, "trial": self.trial, "app": self.task.apps[0],
+            "domain": catalog.app(self.task.apps[0]).domain, "scenario": self.task.scenario,
+            "type": self.task.type, "category": self.task.category, "split": self.task.split,
+            "success": int(self.success), "completion": self.scores.get("completion", 0.0),
+            "tool_match": self.scores.get("tool_match", 0.0),
+            "scores": json.dumps(self.scores), "errors": json.dumps(self.errors),
+            "problems": json.dumps(self.problems), "answer": self.trajectory.answer,
+            "trajectory": self.trajectory.model_dump_json(), "seconds": round(self.seconds, 3),
+        }
+
+
+class Runner:
+    """Runs ``agent`` on tasks and keeps the results in ``run_dir``."""
+
+    def __init__(
+        self, catalog: Catalog, agent: Agent, run_dir: str | Path, mode: Mode | str = Mode.LIVE,
+        tools: str = "gold", k: int = 5, trials: int = 1,
+        cassettes: str | Path | None = None, apps: dict[str, RunningApp] | None = None,
+        index: Any = None, restart: Callable[[RunningApp], RunningApp] | None = None,
+        similarity: Callable[[str, str], float] | None = None,
+    ):
+        if tools not in TOOL_CHOICES:
+            raise TaskError(f"--tools {tools!r}: choose one of {', '.join(TOOL_CHOICES)}")
+        if tools == "retriever" and index is None:
+            raise TaskError("--tools retriever needs a built index (`toolbed retriever build`)")
+        self.catalog, self.agent, self.mode = catalog, agent, parse_mode(mode)
+        self.run_dir = Path(run_dir)
+        self.tools, self.k, self.trials = tools, k, trials
+        self.oracle = agent.name == "oracle"
+        # the oracle replays the suite's cassettes; every recording goes into the run
+        default = TASK_CASSETTES if self.oracle and self.mode is Mode.REPLAY \
+            else self.run_dir / "cassettes"
+        self.cassettes = Path(cassettes) if cassettes else default
+        self.apps, self.index, self.restart = apps, index, restart
+        self._similarity = similarity
+        self.run_dir.mkdir(parents=True, exist_ok=True)
+        self.db = sqlite_utils.Database(self.run_dir / "results.db")
+
+    # -- what to run ------------------------------------------------------------------
+
+    def done(self) -> set[tuple[str, int]]:
+        if "results" not in self.db.table_names():
+            return set()
+        return {(r["task"], r["trial"]) for r in self.db["results"].rows}
+
+    def pending(self, tasks: Sequence[Task]) -> list[tuple[Task, int]]:
+        """The (task, trial) pairs not yet in the results: a rerun resumes."""
+        done = self.done()
+        return [(t, n) for n in range(self.trials) for t in tasks if (t.id, n) not in done]
+
+    def run(self, tasks: Sequence[Task]) -> Iterator[TaskResult]:
+        """Run what is pending, yielding each result as it is stored."""
+        for task, trial in self.pending(tasks):
+            result = self.run_one(task, trial)
+            self.db.table("results").insert(result.row(self.catalog), pk=("task", "trial"),
+                                            replace=True)
+            yield result
+
+    # -- one task ---------------------------------------------------------------------
+
+    def cassette(self, task: Task, trial: int) -> Path | None:
+        if self.mode is Mode.LIVE:
+            return None
+        if self.oracle:
+            return task_cassette(task, self.cassettes)
+        return self.cassettes / f"{task.id}.{trial}.yaml"
+
+    def offered(self, task: Task) -> list[str]:
+        if self.tools == "gold":
+            return list(dict.fromkeys(s.api for s in task.chain))
+        if self.tools == "apps":
+            return [api.id for app in task.apps for api in self.catalog.app(app).apis]
+        tier = self.catalog.app(task.apps[0]).tier
+        return [h.api for h in self.index.search(task.query, self.k, {"tier": tier})]
+
+    def run_one(self, task: Task, trial: int = 0) -> TaskResult:
+        started = time.perf_counter()
+        with Runtime(self.catalog, mode=self.mode, cassette=self.cassette(task, trial),
+                     apps=self.apps) as runtime:
+            if self.oracle:
+                trajectory, reference, problems = self._oracle(runtime, task)
+            else:
+                trajectory, reference, problems = self._agent(runtime, task)
+        score = score_run(task, trajectory, reference, self.catalog, self.similarity)
+        return TaskResult(task, trial, trajectory, score.scores, score.errors, score.success,
+                          problems, time.perf_counter() - started)
+
+    @property
+    def similarity(self) -> Callable[[str, str], float]:
+        if self._similarity is None:
+            from .metrics import embedding_similarity
+
+            self._similarity = embedding_similarity()
+        return self._similarity
+
+    def _restart(self) -> Callable[[RunningApp], RunningApp] | None:
+        return self.restart if self.mode is not Mode.REPLAY else None
+
+    def _oracle(self, runtime: Runtime, task: Task) -> tuple[Trajectory, Reference, list[str]]:
+        run = run_oracle(runtime, task, restart=self._restart())
+        trajectory = Trajectory(
+            calls=[Call(api=s.api_id, args=s.args, status=s.observation.status,
+                        ok=s.observation.ok) for s in run.steps],
+            answer=run.answer, steps=len(run.steps),
+            offered=list(dict.fromkeys(s.api for s in task.chain)))
+        checks = len(task.answer.state) if task.answer.type == "operational" else 0
+        reference = Reference(expected=run.expected, state_before=[False] * checks,
+                              state_after=[run.passed] * checks,
+                              problem="; ".join(run.problems) or None)
+        return trajectory, reference, list(run.problems)
+
+    def _agent(self, runtime: Runtime, task: Task) -> tuple[Trajectory, Reference, list[str]]:
+        reference, problems = Reference(), []
+        if task.answer.type in ("realtime", "open"):
+            gold: TaskRun = run_oracle(runtime, task, restart=self._restart())
+            reference.expected = gold.expected
+            if not gold.ok:
+                reference.problem = "the reference run failed: " + "; ".join(gold.problems)
+                problems.append(reference.problem)
+        offered = self.offered(task)
+        apps = sorted({self.catalog.app_of(self.catalog.api(a)).app for a in offered} |
+                      set(task.apps))
+        trajectory = Trajectory()
+        scope = RollbackScope(runtime, task_id=task.id, allow_irreversible=task.irreversible,
+                              verify=[a for a in apps if self.catalog.app(a).tier == "selfhosted"])
+        with scope:
+            checks = task.answer.state if task.answer.type == "operational" else []
+            reference.state_before = check_state(scope, checks) if checks else []
+            self.agent.run(task, ToolBox(scope, offered, trajectory))
+            reference.state_after = check_state(scope, checks) if checks else []
+        if scope.report is not None and not scope.report.clean:
+            problems.append(scope.report.summary())
+        if task.reset and self.restart is not None and self.mode is not Mode.REPLAY:
+            for app in task.apps:
+                runtime.apps[app] = self.restart(runtime.apps[app])
+        return trajectory, reference, problems

@@ -1,0 +1,99 @@
+"""What an agent did on a task, and the one door its calls go through.
+
+Every agent calls APIs through a ``ToolBox``: a ``Caller`` (so LangChain tools can be
+bound to it) that lets through only the APIs the agent was offered, turns every
+refusal into an observation the agent can read, and writes each call down. The
+``Trajectory`` it fills is what the metrics score: the calls, the final answer, and
+for text-protocol agents the raw outputs and their format errors.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from toolbed.apis import Catalog
+from toolbed.connectors import Caller, CallError, Observation, api_id_of
+
+__all__ = ["Call", "ToolBox", "Trajectory"]
+
+
+class Call(BaseModel):
+    """One call an agent made, as the metrics see it."""
+
+    api: str
+    """The API id; for a name that is no offered API, the name as the agent wrote it."""
+    args: dict[str, Any] = {}
+    valid: bool = True
+    """False when the agent named an API it was not offered (or that does not exist)."""
+    status: int | None = None
+    ok: bool = False
+    error: str | None = None
+
+
+class Trajectory(BaseModel):
+    """One agent run on one task."""
+
+    calls: list[Call] = []
+    answer: str | None = None
+    """The final answer; None when the agent stopped without one."""
+    outputs: list[str] = []
+    """Raw model outputs of a text-protocol (ReAct) agent, one per round."""
+    format_errors: int = 0
+    hallucinated_observations: int = 0
+    steps: int = 0
+    """Model rounds (or, for the oracle, calls)."""
+    offered: list[str] = Field(default_factory=list)
+    error: str | None = None
+    """Why the agent stopped early (its model could not be reached, ...)."""
+
+
+class ToolBox:
+    """The APIs offered to an agent on one task, called through ``caller`` (a rollback
+    scope), each call recorded in ``trajectory``."""
+
+    def __init__(self, caller: Caller, offered: Iterable[str], trajectory: Trajectory):
+        self.caller = caller
+        self.offered = list(dict.fromkeys(offered))
+        self.trajectory = trajectory
+        trajectory.offered = list(self.offered)
+
+    @property
+    def catalog(self) -> Catalog:
+        return self.caller.catalog
+
+    def resolve(self, name: str) -> str | None:
+        """The offered API id for ``name`` (an API id or its tool name), else None."""
+        for candidate in (name, api_id_of(name)):
+            if candidate in self.offered:
+                return candidate
+        return None
+
+    def observe(self, api_id: str, args: Mapping[str, Any] | None = None) -> Observation:
+        """Call an offered API; anything else is an error observation, and no request."""
+        args = dict(args or {})
+        resolved = self.resolve(api_id)
+        if resolved is None:
+            obs = Observation(api=api_id, error=CallError(
+                type="UnknownTool", message=f"{api_id!r} is not one of the tools offered; "
+                "call one of: " + ", ".join(self.offered)))
+            self.trajectory.calls.append(Call(api=api_id, args=args, valid=False,
+                                              error=obs.error.message if obs.error else None))
+            return obs
+        obs = self.caller.observe(resolved, args)
+        self.trajectory.calls.append(Call(
+            api=resolved, args=args, status=obs.status, ok=obs.ok,
+            error=obs.error.message if obs.error else None))
+        return obs
+
+    def call(self, api_id: str, args: Mapping[str, Any] | None = None) -> Observation:
+        return self.observe(api_id, args)
+
+    async def acall(self, api_id: str, args: Mapping[str, Any] | None = None) -> Observation:
+        return self.observe(api_id, args)
+
+    async def aobserve(self, api_id: str, args: Mapping[str, Any] | None = None
+                       ) -> Observation:
+        return self.observe(api_id, args)

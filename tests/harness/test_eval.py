@@ -1,0 +1,217 @@
+"""`toolbed eval`: the oracle replays at 100%, a model's run records and replays with its
+own HTTP traffic, and what an agent gets wrong is counted."""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+import pytest
+from langchain_core.messages import AIMessage
+from typer.testing import CliRunner
+
+from toolbed.apis import Catalog
+from toolbed.cli import app as cli
+from toolbed.connectors import Runtime
+from toolbed.harness import (
+    LangChainAgent,
+    Runner,
+    ScriptedChatModel,
+    TaskSuite,
+    chat_model,
+    load_results,
+    load_tasks,
+)
+from toolbed.harness.metrics import ERRORS
+
+from ..conftest import AppPool, block_network
+
+
+@pytest.fixture(scope="module")
+def suite() -> TaskSuite:
+    return load_tasks()
+
+
+def test_the_oracle_replays_every_committed_cassette_at_100_percent(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    block_network(monkeypatch)
+    run = tmp_path / "oracle"
+    args = ["eval", "--agent", "oracle", "--mode", "replay", "--split", "train", "--split",
+            "dev", "--split", "test", "--run-dir", str(run)]
+    result = CliRunner().invoke(cli, args)
+    assert result.exit_code == 0, result.output
+    summary = json.loads((run / "summary.json").read_text())
+    assert summary["tasks"] == 778 and summary["success"] == 1.0 and summary["problems"] == 0
+    assert {"ts", "ps", "tn", "to", "sr", "ats", "sats", "tpr", "tool_match", "completion",
+            "ans_acc"} <= set(summary["metrics"])
+    assert set(summary["metrics"].values()) == {1.0}
+    assert summary["errors"] == dict.fromkeys(ERRORS, 0)
+    assert summary["completion"]["all"]["all"] == 1.0
+    assert (run / "summary.md").read_text().startswith("# oracle on 778 tasks")
+    assert len((run / "results.jsonl").read_text().splitlines()) == 778
+
+    again = CliRunner().invoke(cli, args)           # a rerun resumes: nothing left to do
+    assert again.exit_code == 0 and "778 runs done" in again.output
+    printed = CliRunner().invoke(cli, ["report", str(run)])
+    assert printed.exit_code == 0 and "Success: 100.0%" in printed.output
+    same = CliRunner().invoke(cli, ["compare", str(run), str(run), "--json"])
+    assert json.loads(same.output)["metrics"]["success"] == {"a": 1.0, "b": 1.0}
+
+
+def test_eval_without_a_model_says_how_to_configure_one() -> None:
+    result = CliRunner().invoke(cli, ["eval"])
+    assert result.exit_code == 1 and "no agent is configured" in result.output
+    assert "--base-url" in result.output and "Traceback" not in result.output
+
+
+class ScriptedOpenAI:
+    """A local OpenAI-compatible server that answers chat completions from a script."""
+
+    def __init__(self, replies: list[dict[str, Any]]):
+        self.replies, self.requests = list(replies), []
+        script = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:  # noqa: N802 - http.server's name
+                body = self.rfile.read(int(self.headers["Content-Length"]))
+                script.requests.append((self.path, dict(self.headers), json.loads(body)))
+                message = script.replies.pop(0)
+                answer = json.dumps({
+                    "id": f"chatcmpl-{len(script.requests)}", "object": "chat.completion",
+                    "created": 0, "model": "scripted",
+                    "choices": [{"index": 0, "message": {"role": "assistant", **message},
+                                 "finish_reason": "tool_calls" if "tool_calls" in message
+                                 else "stop"}],
+                    "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
+                }).encode()
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(answer)))
+                self.end_headers()
+                self.wfile.write(answer)
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/v1"
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+
+    def __enter__(self) -> ScriptedOpenAI:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+@pytest.fixture
+def kinto(pool: AppPool) -> Iterator[dict]:
+    yield pool.only("kinto")
+
+
+def test_a_model_run_records_with_its_http_traffic_and_replays_offline(
+    tmp_path: Path, suite: TaskSuite, kinto: dict, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    key = "sk-canary-5d1e0c7a9b"
+    monkeypatch.setenv("SCRIPTED_OPENAI_KEY", key)
+    task = suite.task("kinto-packing-left")
+    with Runtime(suite.catalog, apps=kinto) as runtime:
+        records = runtime.call("kinto.list_records", {"bucket": "trips",
+                                                      "collection": "packing"}).body["data"]
+    left = sum(1 for r in records if not r["packed"])
+    script = [
+        {"content": None, "tool_calls": [{"id": "call_1", "type": "function", "function": {
+            "name": "kinto__list_records",
+            "arguments": json.dumps({"bucket": "trips", "collection": "packing"})}}]},
+        {"content": f"{left} things still need to go in the bag."},
+    ]
+
+    def run(mode: str, url: str) -> tuple[Any, Runner]:
+        agent = LangChainAgent(chat_model("scripted", base_url=url,
+                                          api_key_env="SCRIPTED_OPENAI_KEY"))
+        runner = Runner(suite.catalog, agent, tmp_path / mode, mode,
+                        cassettes=tmp_path / "cassettes", apps=kinto)
+        return list(runner.run([task]))[0], runner
+
+    with ScriptedOpenAI(script) as model:
+        recorded, _ = run("record", model.url)
+        url = model.url
+    assert len(model.requests) == 2 and model.requests[0][0] == "/v1/chat/completions"
+    assert recorded.success and recorded.scores["completion"] == 1.0
+    assert [c.api for c in recorded.trajectory.calls] == ["kinto.list_records"]
+    cassette = (tmp_path / "cassettes" / "kinto-packing-left.0.yaml").read_text()
+    assert "/v1/chat/completions" in cassette and "kinto__list_records" in cassette
+    assert key not in cassette                       # the model's key is never recorded
+
+    block_network(monkeypatch)                       # no model server, no apps, no network
+    replayed, runner = run("replay", url)
+    assert replayed.trajectory == recorded.trajectory
+    assert replayed.scores == recorded.scores and replayed.errors == recorded.errors
+    assert load_results(runner.run_dir)[0]["answer"] == f"{left} things still need to go in " \
+        "the bag."
+
+
+def test_what_an_agent_gets_wrong_is_counted_and_rolled_back(
+    tmp_path: Path, suite: TaskSuite, kinto: dict, catalog: Catalog
+) -> None:
+    task = suite.task("kinto-add-sunscreen-record-id")
+    model = ScriptedChatModel(messages=iter([
+        AIMessage("", tool_calls=[{"id": "1", "name": "kinto__delete_everything", "args": {}}]),
+        AIMessage("", tool_calls=[{"id": "2", "name": "kinto__replace_record",
+                                   "args": {"bucket": "trips", "collection": "packing"}}]),
+        AIMessage("", tool_calls=[{"id": "3", "name": "kinto__replace_record", "args": {
+            "bucket": "trips", "collection": "packing", "id": "sunscreen", "if_none_match": "*",
+            "data": {"item": "sunscreen", "packed": False, "quantity": 1}}}]),  # not two
+        AIMessage("Added it as sunscreen-entry."),
+    ]))
+    runner = Runner(catalog, LangChainAgent(model), tmp_path / "run", "live", tools="apps",
+                    apps=kinto)
+    result = runner.run_one(task)
+    calls = result.trajectory.calls
+    assert [(c.api, c.valid, c.ok) for c in calls] == [
+        ("kinto__delete_everything", False, False),             # not an offered tool
+        ("kinto.replace_record", True, False),                  # refused: id and data missing
+        ("kinto.replace_record", True, True)]
+    assert "not one of the tools offered" in (calls[0].error or "")
+    assert result.errors["invalid_api"] == 1 and result.errors["wrong_argument"] == 1
+    assert result.scores["tool_match"] == 1.0 and not result.success
+    assert result.problems == []                                # its write was undone
+
+
+def test_a_live_eval_starts_the_apps_it_needs_and_stops_them(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import toolbed.cli._eval as eval_cli
+    from toolbed.connectors.launchers import process_alive
+
+    monkeypatch.setattr(eval_cli, "running_apps", dict)        # as if nothing were up
+    started: list = []
+    real_get = eval_cli.get_launcher
+
+    def spy(name: str, catalog: Catalog) -> Any:
+        launcher = real_get(name, catalog)
+        start = launcher.start
+
+        def start_and_note(**kwargs: Any) -> Any:
+            started.append(start(**kwargs))
+            return started[-1]
+
+        monkeypatch.setattr(launcher, "start", start_and_note)
+        return launcher
+
+    monkeypatch.setattr(eval_cli, "get_launcher", spy)
+    result = CliRunner().invoke(cli, ["eval", "--agent", "oracle", "--app", "kinto",
+                                      "--limit", "3", "--run-dir", str(tmp_path / "run")])
+    assert result.exit_code == 0, result.output
+    assert "starting kinto" in result.output and "Success: 100.0%" in result.output
+    # kinto, and the other app of any cross-app task among the three; all stopped after
+    assert "kinto" in [a.app for a in started]
+    assert not any(process_alive(a.pid) for a in started)
+    assert json.loads((tmp_path / "run" / "summary.json").read_text())["tasks"] == 3

@@ -1,0 +1,183 @@
+"""``toolbed eval``, ``toolbed report`` and ``toolbed compare``: run an agent on tasks,
+and read what runs scored."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.progress import Progress
+
+from toolbed.connectors import Mode, RunningApp, get_launcher, parse_mode, restart_app, running_apps
+from toolbed.connectors.launchers import stop_app
+from toolbed.errors import TaskError
+from toolbed.harness import (
+    TOOL_CHOICES,
+    Agent,
+    LangChainAgent,
+    OracleAgent,
+    Runner,
+    chat_model,
+    load_results,
+    markdown,
+    summarize,
+    write_report,
+)
+from toolbed.paths import home_dir
+
+from ._output import JsonOpt, console, print_json, table
+from ._tasks import AppsOpt, SplitOpt, TasksOpt, TierOpt, TypesOpt, _restart, _select
+
+NO_AGENT = (
+    "no agent is configured: pass --model PROVIDER:NAME (e.g. openai:gpt-4o-mini, with its "
+    "key in the environment) or --base-url URL --model NAME for an OpenAI-compatible server "
+    "(vLLM, Ollama, llama.cpp), or --agent oracle to run the gold chains"
+)
+
+
+def _agent(agent: str | None, model: str | None, base_url: str | None,
+           api_key_env: str | None, temperature: float, max_steps: int,
+           observation_cap: int) -> Agent:
+    if agent == "oracle":
+        return OracleAgent()
+    if agent not in (None, "langchain"):
+        raise TaskError(f"--agent {agent!r}: choose oracle or langchain")
+    if not model:
+        raise TaskError(NO_AGENT)
+    return LangChainAgent(chat_model(model, base_url, api_key_env, temperature),
+                          max_steps=max_steps, observation_cap=observation_cap)
+
+
+def eval_(
+    agent: Annotated[str | None, typer.Option(
+        help="oracle (the gold chains) or langchain (default when --model is given).")] = None,
+    model: Annotated[str | None, typer.Option(
+        help="provider:model for LangChain's init_chat_model, or the model name at --base-url."
+    )] = None,
+    base_url: Annotated[str | None, typer.Option(
+        help="An OpenAI-compatible server (http://127.0.0.1:8000/v1).")] = None,
+    api_key_env: Annotated[str | None, typer.Option(
+        help="Env var holding the key for --base-url.")] = None,
+    temperature: Annotated[float, typer.Option(help="Sampling temperature.")] = 0.0,
+    max_steps: Annotated[int, typer.Option(help="Model rounds per task.")] = 12,
+    observation_cap: Annotated[int, typer.Option(
+        help="Characters of each tool result shown to the model.")] = 6000,
+    mode: Annotated[str, typer.Option(help="live, record or replay.")] = "live",
+    tools: Annotated[str, typer.Option(
+        help=f"Tools offered ({', '.join(TOOL_CHOICES)}): the chain's APIs, all APIs of the "
+        "task's apps, or the retriever's top k (run `toolbed retriever build` first).")
+    ] = "gold",
+    k: Annotated[int, typer.Option("-k", help="How many APIs the retriever offers.")] = 5,
+    retriever_model: Annotated[str | None, typer.Option(
+        help="The retriever's model folder (default: all-MiniLM-L6-v2).")] = None,
+    split: SplitOpt = None, app_: AppsOpt = None, type_: TypesOpt = None,
+    tier: TierOpt = "selfhosted", tasks: TasksOpt = None,
+    limit: Annotated[int | None, typer.Option(help="At most this many tasks.")] = None,
+    trials: Annotated[int, typer.Option(help="Runs of each task (pass^k).")] = 1,
+    run_dir: Annotated[Path | None, typer.Option(
+        help="Where results go; an existing run resumes (default: "
+        "$TOOLBED_HOME/runs/<agent>-<time>).")] = None,
+    cassettes: Annotated[Path | None, typer.Option(
+        help="Cassette folder for record/replay (oracle: cassettes/tasks; others: "
+        "<run dir>/cassettes).")] = None,
+) -> None:
+    """Run an agent on tasks, roll every write back, score it and write a report.
+
+    With no options: the self-hosted test split, live, on apps it starts if they are not
+    running; the agent comes from --model (or --agent oracle)."""
+    chosen_agent = _agent(agent, model, base_url, api_key_env, temperature, max_steps,
+                          observation_cap)
+    run_mode = parse_mode(mode)
+    suite, chosen = _select(tasks, app_, type_, split or ["test"], None, tier)
+    chosen = chosen[:limit] if limit else chosen
+    if not chosen:
+        raise TaskError("no task matches these filters (`toolbed tasks list` shows them)")
+    index = None
+    if tools == "retriever":
+        from toolbed.retriever import ToolIndex
+
+        index = ToolIndex(model=retriever_model)
+        if not len(index):
+            raise TaskError("--tools retriever: the index is empty; run `toolbed retriever "
+                            "build` first")
+    run_dir = run_dir or home_dir() / "runs" / (
+        f"{chosen_agent.name}-{time.strftime('%Y%m%d-%H%M%S')}")
+    meta = {"agent": chosen_agent.name, "model": model, "mode": run_mode.value, "tools": tools,
+            "k": k if tools == "retriever" else None, "trials": trials,
+            "tasks": [t.id for t in chosen]}
+    started: dict[str, RunningApp] = {}        # apps this command starts, and stops
+
+    def restart(app: RunningApp) -> RunningApp:
+        if app.app not in started:
+            return _restart(app)                  # an app of `toolbed apps up`
+        started[app.app] = restart_app(app, suite.catalog)
+        return started[app.app]
+
+    try:
+        apps = None
+        if run_mode is not Mode.REPLAY:
+            apps = running_apps()
+            needed = sorted({a for t in chosen for a in t.apps
+                             if suite.catalog.app(a).tier == "selfhosted"} - set(apps))
+            for name in needed:
+                console.print(f"starting {name}")
+                apps[name] = started[name] = get_launcher(name, suite.catalog).start()
+        runner = Runner(suite.catalog, chosen_agent, run_dir, run_mode, tools, k, trials,
+                        cassettes, apps, index, restart if run_mode is not Mode.REPLAY
+                        else None)
+        todo = runner.pending(chosen)
+        if len(todo) < len(chosen) * trials:
+            console.print(f"resuming {run_dir}: {len(chosen) * trials - len(todo)} runs done")
+        with Progress(console=console, transient=True) as progress:
+            bar = progress.add_task(f"{chosen_agent.name} ({run_mode.value})", total=len(todo))
+            for _ in runner.run(chosen):
+                progress.advance(bar)
+    finally:
+        for app in started.values():
+            stop_app(app)
+    summary = write_report(run_dir, meta)
+    console.print(markdown(summary), markup=False, highlight=False)
+    console.print(f"results in {run_dir}")
+
+
+def report(run_dir: Annotated[Path, typer.Argument(help="A run folder of `toolbed eval`.")]
+           ) -> None:
+    """Rewrite a run's results.jsonl, summary.json and summary.md, and print the summary."""
+    summary = write_report(run_dir)
+    console.print(markdown(summary), markup=False, highlight=False)
+
+
+def compare(
+    run_a: Annotated[Path, typer.Argument(help="The first run folder.")],
+    run_b: Annotated[Path, typer.Argument(help="The second run folder.")],
+    json_: JsonOpt = False,
+) -> None:
+    """Two runs' scores side by side, on the tasks both ran."""
+    rows_a, rows_b = load_results(run_a), load_results(run_b)
+    common = {r["task"] for r in rows_a} & {r["task"] for r in rows_b}
+    if not common:
+        raise TaskError(f"{run_a} and {run_b} share no task")
+    a = summarize([r for r in rows_a if r["task"] in common])
+    b = summarize([r for r in rows_b if r["task"] in common])
+    names = ["success", *sorted(set(a["metrics"]) | set(b["metrics"]))]
+
+    def value(s: dict, name: str) -> float | None:
+        return s["success"] if name == "success" else s["metrics"].get(name)
+
+    rows = [(n, value(a, n), value(b, n)) for n in names]
+    if json_:
+        print_json({"tasks": len(common), "metrics": {
+            n: {"a": va, "b": vb} for n, va, vb in rows}})
+        return
+    table(f"{len(common)} tasks in both: A = {run_a}, B = {run_b}", ["metric", "A", "B", "B - A"],
+          [[n, _fmt(va), _fmt(vb), _fmt(vb - va) if va is not None and vb is not None else "-"]
+           for n, va, vb in rows])
+
+
+def _fmt(value: float | None) -> str:
+    return "-" if value is None else f"{value:.3f}"
+
+
+__all__ = ["NO_AGENT", "compare", "eval_", "report"]
