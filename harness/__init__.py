@@ -10,22 +10,25 @@
 """
 
 from ._agents import (
+    REACT_PROMPT,
     SYSTEM_PROMPT,
     Agent,
     LangChainAgent,
     OracleAgent,
+    ReactAgent,
     ScriptedChatModel,
     chat_model,
 )
 from ._dedup import PARAPHRASE_THRESHOLD, Pair, near_duplicates
 from ._oracle import TaskRun, check_state, run_oracle, truthy
 from ._react import ReactFormatError, ReactStep, parse_react
-from ._report import load_results, markdown, summarize, write_report
+from ._report import html_report, load_results, markdown, plot_runs, summarize, write_report
 from ._runner import TOOL_CHOICES, Runner, TaskResult
 from ._score import answer_matches, mentions, normalise, numbers_in, render, same_value
 from ._scoring import OPEN_PASS, Reference, TaskScore, gold_calls, score_run
 from ._splits import HELD_OUT, SHARES, assign_splits
 from ._stats import GROUPINGS, api_coverage, task_stats, task_table
+from ._stepwise import StepCase, predict_step, run_stepwise, step_cases
 from ._suite import (
     TASK_CASSETTES,
     TASKS_DIR,
@@ -55,6 +58,7 @@ __all__ = [
     "HELD_OUT",
     "OPEN_PASS",
     "PARAPHRASE_THRESHOLD",
+    "REACT_PROMPT",
     "SHARES",
     "SYSTEM_PROMPT",
     "TASKS_DIR",
@@ -70,6 +74,7 @@ __all__ = [
     "OperationalAnswer",
     "OracleAgent",
     "Pair",
+    "ReactAgent",
     "ReactFormatError",
     "ReactStep",
     "RealtimeAnswer",
@@ -77,6 +82,7 @@ __all__ = [
     "Runner",
     "ScriptedChatModel",
     "StateCheck",
+    "StepCase",
     "Task",
     "TaskResult",
     "TaskRun",
@@ -91,6 +97,7 @@ __all__ = [
     "check_state",
     "check_task",
     "gold_calls",
+    "html_report",
     "load_file",
     "load_results",
     "load_tasks",
@@ -100,11 +107,15 @@ __all__ = [
     "normalise",
     "numbers_in",
     "parse_react",
+    "plot_runs",
+    "predict_step",
     "render",
     "run_oracle",
+    "run_stepwise",
     "same_value",
     "score_run",
     "set_field",
+    "step_cases",
     "summarize",
     "task_cassette",
     "task_stats",

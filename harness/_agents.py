@@ -7,6 +7,10 @@
   the model calls tools, each call goes through the ``ToolBox`` and its observation
   (cut to ``observation_cap`` characters) goes back, until the model answers in text
   or ``max_steps`` rounds have passed.
+- ``ReactAgent``: the Thought / Action / Action Input text protocol of the seeds, for
+  models without native tool calling. Each output is parsed (leniently by default,
+  strictly with ``strict=True``); an output that does not parse is counted and answered
+  with what is wrong, and a made-up ``Observation:`` is cut off and counted.
 - ``chat_model``: a model from a ``provider:model`` string (LangChain's
   ``init_chat_model``) or an OpenAI-compatible server (vLLM, Ollama, llama.cpp).
 - ``ScriptedChatModel``: LangChain's fake chat model that replays given messages,
@@ -15,6 +19,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 from typing import Any, Protocol
 
@@ -24,11 +29,12 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, System
 
 from toolbed.connectors import langchain_tools
 
+from ._react import ReactFormatError, cut_observation, parse_react
 from ._task import Task
 from ._trajectory import ToolBox, Trajectory
 
-__all__ = ["SYSTEM_PROMPT", "Agent", "LangChainAgent", "OracleAgent", "ScriptedChatModel",
-           "chat_model"]
+__all__ = ["REACT_PROMPT", "SYSTEM_PROMPT", "Agent", "LangChainAgent", "OracleAgent",
+           "ReactAgent", "ScriptedChatModel", "chat_model"]
 
 SYSTEM_PROMPT = (
     "You help a user by calling the tools you are given; they act on real applications. "
@@ -37,6 +43,23 @@ SYSTEM_PROMPT = (
     "final answer in plain text that states the result (numbers and names as the tools "
     "gave them); do not invent results."
 )
+
+
+REACT_PROMPT = """You help a user by calling tools that act on real applications.
+
+Tools (name: what it does; arguments as JSON Schema):
+{tools}
+
+Answer in exactly this format, one step at a time:
+Thought: what you will do next and why
+Action: one tool name from: {names}
+Action Input: the arguments as one JSON object
+
+You will then get an Observation with the tool's result. When you know the answer:
+Thought: why you are done
+Final Answer: the answer, with the numbers and names as the tools gave them
+
+Never write an Observation yourself."""
 
 
 class Agent(Protocol):
@@ -101,6 +124,55 @@ class LangChainAgent:
                 messages.append(ToolMessage(
                     observation.model_dump_json()[: self.observation_cap],
                     tool_call_id=call.get("id") or ""))
+        return trajectory
+
+
+class ReactAgent:
+    """A chat model speaking the ReAct text protocol (no native tool calling)."""
+
+    name = "react"
+
+    def __init__(self, model: BaseChatModel, max_steps: int = 12,
+                 observation_cap: int = 6000, strict: bool = False,
+                 prompt: str = REACT_PROMPT):
+        self.model, self.max_steps, self.observation_cap = model, max_steps, observation_cap
+        self.strict, self.prompt = strict, prompt
+
+    def system_prompt(self, tools: ToolBox) -> str:
+        lines = []
+        for api_id in tools.offered:
+            api = tools.catalog.api(api_id)
+            schema = json.dumps(api.parameters.get("properties", {}), ensure_ascii=False)
+            lines.append(f"- {api_id}: {' '.join(api.description.split())} Arguments: {schema}")
+        return self.prompt.format(tools="\n".join(lines), names=", ".join(tools.offered))
+
+    def run(self, task: Task, tools: ToolBox) -> Trajectory:
+        trajectory = tools.trajectory
+        messages: list[BaseMessage] = [SystemMessage(self.system_prompt(tools)),
+                                       HumanMessage(task.query)]
+        for _ in range(self.max_steps):
+            try:
+                text = _text(self.model.invoke(messages).content)
+            except Exception as exc:  # the model's server, not the task, failed
+                trajectory.error = f"the model failed: {type(exc).__name__}: {exc}"[:500]
+                break
+            trajectory.steps += 1
+            trajectory.outputs.append(text)
+            try:
+                step = parse_react(text, strict=self.strict)
+            except ReactFormatError as exc:
+                trajectory.format_errors += 1
+                messages += [AIMessage(text), HumanMessage(
+                    f"Your output does not follow the format: {exc}. Answer again.")]
+                continue
+            trajectory.hallucinated_observations += step.hallucinated_observation
+            if step.final_answer is not None:
+                trajectory.answer = step.final_answer
+                break
+            assert step.action is not None
+            observation = tools.observe(step.action, step.args or {})
+            messages += [AIMessage(cut_observation(text)[0].rstrip()), HumanMessage(
+                "Observation: " + observation.model_dump_json()[: self.observation_cap])]
         return trajectory
 
 

@@ -23,7 +23,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["ReactFormatError", "ReactStep", "parse_react"]
+__all__ = ["ReactFormatError", "ReactStep", "cut_observation", "parse_react"]
 
 
 class ReactFormatError(ValueError):
@@ -47,14 +47,15 @@ _STRICT = re.compile(
 _KEY = r"(?im)^\s*{}\s*:\s*"
 
 
-def _cut_observation(text: str) -> tuple[str, bool]:
+def cut_observation(text: str) -> tuple[str, bool]:
+    """``text`` up to a line that starts ``Observation:``, and whether there was one."""
     match = re.search(r"(?im)^\s*Observation\s*:", text)
     return (text[:match.start()], True) if match else (text, False)
 
 
 def parse_react(text: str, strict: bool = True) -> ReactStep:
     """One ReAct step from a model's output; ReactFormatError says what is missing."""
-    text, hallucinated = _cut_observation(text.replace("\r\n", "\n"))
+    text, hallucinated = cut_observation(text.replace("\r\n", "\n"))
     if strict:
         match = _STRICT.match(text.strip())
         if not match:

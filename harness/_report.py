@@ -1,5 +1,6 @@
-"""Reports of a run: ``results.jsonl`` (one line per task and trial), ``summary.json``
-and ``summary.md``, all made from the run's ``results.db``.
+"""Reports of a run: ``results.jsonl`` (one line per task and trial), ``summary.json``,
+``summary.md`` and ``report.html`` (the summary with its plots), all made from the run's
+``results.db``.
 
 The summary holds the mean of every score, CToolEval's tables (tool matching rate and
 completion per scenario and answer type), the means per app, the error counts, and
@@ -19,7 +20,7 @@ from toolbed.errors import TaskError
 
 from .metrics import ERRORS, by_scenario_and_type, pass_hat_k
 
-__all__ = ["load_results", "markdown", "summarize", "write_report"]
+__all__ = ["html_report", "load_results", "markdown", "plot_runs", "summarize", "write_report"]
 
 
 def load_results(run_dir: str | Path) -> list[dict[str, Any]]:
@@ -98,8 +99,93 @@ def markdown(summary: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _figure(draw: Any) -> str:
+    """A matplotlib figure drawn by ``draw(ax)``, as a base64 PNG for an <img> tag."""
+    import base64
+    import io
+
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(7, 3.6), dpi=100)
+    try:
+        draw(ax)
+        ax.set_ylim(0, 100)
+        ax.grid(axis="y", alpha=0.3)
+        buffer = io.BytesIO()
+        fig.savefig(buffer, format="png", bbox_inches="tight")
+    finally:
+        plt.close(fig)
+    return base64.b64encode(buffer.getvalue()).decode("ascii")
+
+
+def plot_runs(runs: dict[str, dict[str, float]], path: str | Path) -> Path:
+    """Grouped bars of each run's metrics (0..1 shown as %), saved as a PNG."""
+    names = sorted({n for scores in runs.values() for n in scores},
+                   key=lambda n: (n not in ("success", "completion", "tool_match"), n))
+    width = 0.8 / max(1, len(runs))
+
+    def draw(ax: Any) -> None:
+        for i, (run, scores) in enumerate(runs.items()):
+            ax.bar([x + (i - (len(runs) - 1) / 2) * width for x in range(len(names))],
+                   [100 * scores.get(n, 0.0) for n in names], width, label=run)
+        ax.set_xticks(range(len(names)), names, rotation=45, fontsize=7)
+        ax.set_ylabel("%")
+        ax.legend(fontsize=7)
+
+    import base64
+
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(base64.b64decode(_figure(draw)))
+    return path
+
+
+def html_report(summary: dict[str, Any]) -> str:
+    """One self-contained HTML page: the Markdown summary's numbers and three plots
+    (completion and tool matching per scenario and answer type; success per app)."""
+    import html
+
+    types = ("fixed", "open", "operational", "realtime")
+
+    def by_type(ax: Any) -> None:
+        width = 0.2
+        for i, (key, scenario) in enumerate([(k, s) for k in ("completion", "tool_matching")
+                                             for s in ("single", "multi")]):
+            cells = summary[key].get(scenario, {})
+            ax.bar([t + (i - 1.5) * width for t in range(len(types))],
+                   [100 * cells.get(name, 0.0) for name in types], width,
+                   label=f"{key.replace('_', ' ')}, {scenario}")
+        ax.set_xticks(range(len(types)), types)
+        ax.set_ylabel("%")
+        ax.legend(fontsize=7)
+
+    def by_app(ax: Any) -> None:
+        apps = list(summary["per_app"])
+        ax.bar(apps, [100 * summary["per_app"][a]["success"] for a in apps])
+        ax.set_ylabel("success %")
+        ax.tick_params(axis="x", rotation=45, labelsize=7)
+
+    rows = "".join(f"<tr><td>{html.escape(n)}</td><td>{v:.4f}</td></tr>"
+                   for n, v in summary["metrics"].items())
+    errors = "".join(f"<tr><td>{html.escape(n)}</td><td>{c}</td></tr>"
+                     for n, c in summary["errors"].items())
+    title = html.escape(markdown(summary).splitlines()[0].lstrip("# "))
+    return f"""<!doctype html><html><head><meta charset="utf-8"><title>{title}</title>
+<style>body{{font-family:sans-serif;max-width:60em;margin:2em auto}}td{{padding:0 1em}}</style>
+</head><body><h1>{title}</h1><p>Success: {100 * summary['success']:.1f}%</p>
+<h2>By scenario and answer type</h2><img src="data:image/png;base64,{_figure(by_type)}">
+<h2>By app</h2><img src="data:image/png;base64,{_figure(by_app)}">
+<h2>Metrics (mean over runs)</h2><table>{rows}</table>
+<h2>Errors</h2><table>{errors}</table></body></html>
+"""
+
+
 def write_report(run_dir: str | Path, meta: dict[str, Any] | None = None) -> dict[str, Any]:
-    """Write results.jsonl, summary.json and summary.md into ``run_dir``; return the summary."""
+    """Write results.jsonl, summary.json, summary.md and report.html into ``run_dir``;
+    return the summary."""
     run_dir = Path(run_dir)
     rows = load_results(run_dir)
     with (run_dir / "results.jsonl").open("w", encoding="utf-8") as out:
@@ -114,4 +200,5 @@ def write_report(run_dir: str | Path, meta: dict[str, Any] | None = None) -> dic
     (run_dir / "summary.json").write_text(json.dumps(summary, indent=2) + "\n",
                                           encoding="utf-8")
     (run_dir / "summary.md").write_text(markdown(summary), encoding="utf-8")
+    (run_dir / "report.html").write_text(html_report(summary), encoding="utf-8")
     return summary

@@ -19,12 +19,16 @@ from toolbed.cli import app as cli
 from toolbed.connectors import Runtime
 from toolbed.harness import (
     LangChainAgent,
+    ReactAgent,
     Runner,
     ScriptedChatModel,
     TaskSuite,
+    ToolBox,
+    Trajectory,
     chat_model,
     load_results,
     load_tasks,
+    write_report,
 )
 from toolbed.harness.metrics import ERRORS
 
@@ -54,13 +58,17 @@ def test_the_oracle_replays_every_committed_cassette_at_100_percent(
     assert summary["completion"]["all"]["all"] == 1.0
     assert (run / "summary.md").read_text().startswith("# oracle on 778 tasks")
     assert len((run / "results.jsonl").read_text().splitlines()) == 778
+    page = (run / "report.html").read_text()
+    assert page.count('<img src="data:image/png;base64,') == 2 and "<td>tool_match</td>" in page
 
     again = CliRunner().invoke(cli, args)           # a rerun resumes: nothing left to do
     assert again.exit_code == 0 and "778 runs done" in again.output
     printed = CliRunner().invoke(cli, ["report", str(run)])
     assert printed.exit_code == 0 and "Success: 100.0%" in printed.output
-    same = CliRunner().invoke(cli, ["compare", str(run), str(run), "--json"])
+    same = CliRunner().invoke(cli, ["compare", str(run), str(run), "--json", "--plot",
+                                    str(tmp_path / "ab.png")])
     assert json.loads(same.output)["metrics"]["success"] == {"a": 1.0, "b": 1.0}
+    assert (tmp_path / "ab.png").read_bytes()[:4] == b"\x89PNG"
 
 
 def test_eval_without_a_model_says_how_to_configure_one() -> None:
@@ -70,7 +78,8 @@ def test_eval_without_a_model_says_how_to_configure_one() -> None:
 
 
 class ScriptedOpenAI:
-    """A local OpenAI-compatible server that answers chat completions from a script."""
+    """A local OpenAI-compatible server that answers chat completions from a script
+    (its last reply repeats)."""
 
     def __init__(self, replies: list[dict[str, Any]]):
         self.replies, self.requests = list(replies), []
@@ -80,7 +89,8 @@ class ScriptedOpenAI:
             def do_POST(self) -> None:  # noqa: N802 - http.server's name
                 body = self.rfile.read(int(self.headers["Content-Length"]))
                 script.requests.append((self.path, dict(self.headers), json.loads(body)))
-                message = script.replies.pop(0)
+                message = script.replies.pop(0) if len(script.replies) > 1 \
+                    else script.replies[0]                 # the last reply repeats
                 answer = json.dumps({
                     "id": f"chatcmpl-{len(script.requests)}", "object": "chat.completion",
                     "created": 0, "model": "scripted",
@@ -156,6 +166,10 @@ def test_a_model_run_records_with_its_http_traffic_and_replays_offline(
     assert replayed.scores == recorded.scores and replayed.errors == recorded.errors
     assert load_results(runner.run_dir)[0]["answer"] == f"{left} things still need to go in " \
         "the bag."
+    write_report(runner.run_dir, {"agent": "langchain", "model": "scripted"})
+    for path in runner.run_dir.iterdir():            # nor is it in any result or report
+        if path.is_file():
+            assert key.encode() not in path.read_bytes(), path
 
 
 def test_what_an_agent_gets_wrong_is_counted_and_rolled_back(
@@ -215,3 +229,92 @@ def test_a_live_eval_starts_the_apps_it_needs_and_stops_them(
     assert "kinto" in [a.app for a in started]
     assert not any(process_alive(a.pid) for a in started)
     assert json.loads((tmp_path / "run" / "summary.json").read_text())["tasks"] == 3
+
+
+def test_a_react_agent_is_parsed_leniently_and_its_format_is_scored(
+    tmp_path: Path, suite: TaskSuite, kinto: dict, catalog: Catalog
+) -> None:
+    task = suite.task("kinto-packing-left")
+    with Runtime(catalog, apps=kinto) as runtime:
+        records = runtime.call("kinto.list_records", {"bucket": "trips",
+                                                      "collection": "packing"}).body["data"]
+    left = sum(1 for r in records if not r["packed"])
+    outputs = [
+        "I should look at the packing list.",                              # no Action: retried
+        'Thought: list the packing records.\nAction: kinto.list_records\nAction Input: '
+        '{"bucket": "trips", "collection": "packing"}\nObservation: {"data": []}',   # made up
+        f"Thought: I counted the unpacked ones.\nFinal Answer: {left} still to pack.",
+    ]
+    model = ScriptedChatModel(messages=iter([AIMessage(o) for o in outputs]))
+    agent = ReactAgent(model)
+    runner = Runner(catalog, agent, tmp_path / "run", "live", tools="apps", apps=kinto)
+    result = runner.run_one(task)
+    trajectory = result.trajectory
+    assert trajectory.outputs == outputs and trajectory.format_errors == 1
+    assert trajectory.hallucinated_observations == 1 and trajectory.answer == f"{left} still " \
+        "to pack."
+    assert [c.api for c in trajectory.calls] == ["kinto.list_records"] and result.success
+    # ToolEyes: one of three outputs is in the exact format (the made-up observation and
+    # the missing keywords are not)
+    assert result.scores["format_alignment"] == pytest.approx(1 / 3, abs=1e-4)
+    assert result.errors["format_error"] == 1 and result.errors["hallucinated_observation"] == 1
+
+    prompt = agent.system_prompt(ToolBox(Runtime(catalog), ["kinto.list_records"], Trajectory()))
+    assert "- kinto.list_records: " in prompt and '"collection"' in prompt
+
+
+def test_step_by_step_gives_the_gold_prefix_and_scores_each_prediction(
+    suite: TaskSuite, catalog: Catalog, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from toolbed.harness import run_stepwise, step_cases
+    from toolbed.harness.metrics import exact_similarity
+
+    block_network(monkeypatch)        # prefixes come from the cassette; nothing is executed
+    task = suite.task("kinto-library-collections")   # list_buckets, then list_collections
+    model = ScriptedChatModel(messages=iter([
+        AIMessage("", tool_calls=[{"id": "a", "name": "kinto__list_buckets", "args": {}}]),
+        AIMessage("", tool_calls=[{"id": "b", "name": "kinto__list_collections",
+                                   "args": {"bucket": "books"}}]),           # not the gold id
+        AIMessage("The library has one collection: Books on the shelves."),
+    ]))
+    [row] = run_stepwise(catalog, [task], model, similarity=exact_similarity)
+    # three steps, all of the right kind; both tools right; one of two argument sets;
+    # the answer right
+    assert row == {"task": task.id, "type": "fixed", "scenario": "multi", "inst_acc": 1.0,
+                   "tool_acc": 1.0, "arg_acc": 0.5, "summ_acc": 1.0, "retrieve": 1.0,
+                   "understand": 0.5}
+
+    from toolbed.connectors import Mode, Runtime
+    from toolbed.harness import run_oracle, task_cassette
+
+    with Runtime(catalog, mode=Mode.REPLAY, cassette=task_cassette(task)) as replay:
+        cases = step_cases(task, run_oracle(replay, task))
+    assert [len(c.prefix) for c in cases] == [0, 1, 2] and cases[2].gold is None
+    assert cases[1].prefix[0].observation.body["data"]       # what the app really returned
+
+
+def test_step_by_step_from_the_cli_records_the_model_and_replays_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    args = ["eval", "--step-by-step", "--model", "scripted", "--app", "kinto", "--type",
+            "fixed", "--limit", "2", "--split", "test"]
+    with ScriptedOpenAI([{"content": "I do not know."}]) as model:
+        recorded = CliRunner().invoke(cli, [*args, "--base-url", model.url, "--mode", "record",
+                                            "--run-dir", str(tmp_path / "rec"),
+                                            "--cassettes", str(tmp_path / "cassettes")])
+        url = model.url
+    assert recorded.exit_code == 0, recorded.output
+    assert len(model.requests) >= 4                      # two tasks, at least two steps each
+    block_network(monkeypatch)
+    replayed = CliRunner().invoke(cli, [*args, "--base-url", url, "--mode", "replay",
+                                        "--run-dir", str(tmp_path / "rep"),
+                                        "--cassettes", str(tmp_path / "cassettes")])
+    assert replayed.exit_code == 0, replayed.output
+    rec = json.loads((tmp_path / "rec" / "steps.json").read_text())
+    rep = json.loads((tmp_path / "rep" / "steps.json").read_text())
+    assert (rec.pop("mode"), rep.pop("mode")) == ("record", "replay") and rec == rep
+    assert (tmp_path / "rec" / "steps.jsonl").read_text() == \
+        (tmp_path / "rep" / "steps.jsonl").read_text()
+    # answering at every step: right kind only at the answer step, no tool right, no answer
+    assert rec["tasks"] == 2 and rec["metrics"]["tool_acc"] == 0.0
+    assert 0 < rec["metrics"]["inst_acc"] < 1 and rec["metrics"]["summ_acc"] == 0.0

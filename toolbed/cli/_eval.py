@@ -3,6 +3,7 @@ and read what runs scored."""
 
 from __future__ import annotations
 
+import json
 import time
 from pathlib import Path
 from typing import Annotated
@@ -10,6 +11,7 @@ from typing import Annotated
 import typer
 from rich.progress import Progress
 
+from toolbed.apis import Catalog
 from toolbed.connectors import Mode, RunningApp, get_launcher, parse_mode, restart_app, running_apps
 from toolbed.connectors.launchers import stop_app
 from toolbed.errors import TaskError
@@ -18,13 +20,18 @@ from toolbed.harness import (
     Agent,
     LangChainAgent,
     OracleAgent,
+    ReactAgent,
     Runner,
+    Task,
     chat_model,
     load_results,
     markdown,
+    plot_runs,
+    run_stepwise,
     summarize,
     write_report,
 )
+from toolbed.harness.metrics import embedding_similarity
 from toolbed.paths import home_dir
 
 from ._output import JsonOpt, console, print_json, table
@@ -39,20 +46,23 @@ NO_AGENT = (
 
 def _agent(agent: str | None, model: str | None, base_url: str | None,
            api_key_env: str | None, temperature: float, max_steps: int,
-           observation_cap: int) -> Agent:
+           observation_cap: int, strict_parse: bool) -> Agent:
     if agent == "oracle":
         return OracleAgent()
-    if agent not in (None, "langchain"):
-        raise TaskError(f"--agent {agent!r}: choose oracle or langchain")
+    if agent not in (None, "langchain", "react"):
+        raise TaskError(f"--agent {agent!r}: choose oracle, langchain or react")
     if not model:
         raise TaskError(NO_AGENT)
-    return LangChainAgent(chat_model(model, base_url, api_key_env, temperature),
-                          max_steps=max_steps, observation_cap=observation_cap)
+    chat = chat_model(model, base_url, api_key_env, temperature)
+    if agent == "react":
+        return ReactAgent(chat, max_steps, observation_cap, strict=strict_parse)
+    return LangChainAgent(chat, max_steps=max_steps, observation_cap=observation_cap)
 
 
 def eval_(
     agent: Annotated[str | None, typer.Option(
-        help="oracle (the gold chains) or langchain (default when --model is given).")] = None,
+        help="oracle (the gold chains), langchain (native tool calling; the default with "
+        "--model) or react (the Thought / Action text protocol).")] = None,
     model: Annotated[str | None, typer.Option(
         help="provider:model for LangChain's init_chat_model, or the model name at --base-url."
     )] = None,
@@ -64,6 +74,11 @@ def eval_(
     max_steps: Annotated[int, typer.Option(help="Model rounds per task.")] = 12,
     observation_cap: Annotated[int, typer.Option(
         help="Characters of each tool result shown to the model.")] = 6000,
+    strict_parse: Annotated[bool, typer.Option(
+        help="react: accept only the exact format (default: lenient).")] = False,
+    step_by_step: Annotated[bool, typer.Option(
+        help="T-Eval / GTA step-by-step mode: predict each next step after the gold prefix "
+        "(from the task cassettes); nothing is executed.")] = False,
     mode: Annotated[str, typer.Option(help="live, record or replay.")] = "live",
     tools: Annotated[str, typer.Option(
         help=f"Tools offered ({', '.join(TOOL_CHOICES)}): the chain's APIs, all APIs of the "
@@ -88,7 +103,7 @@ def eval_(
     With no options: the self-hosted test split, live, on apps it starts if they are not
     running; the agent comes from --model (or --agent oracle)."""
     chosen_agent = _agent(agent, model, base_url, api_key_env, temperature, max_steps,
-                          observation_cap)
+                          observation_cap, strict_parse)
     run_mode = parse_mode(mode)
     suite, chosen = _select(tasks, app_, type_, split or ["test"], None, tier)
     chosen = chosen[:limit] if limit else chosen
@@ -104,6 +119,9 @@ def eval_(
                             "build` first")
     run_dir = run_dir or home_dir() / "runs" / (
         f"{chosen_agent.name}-{time.strftime('%Y%m%d-%H%M%S')}")
+    if step_by_step:
+        _step_by_step(chosen_agent, suite.catalog, chosen, run_mode, run_dir, cassettes, tools)
+        return
     meta = {"agent": chosen_agent.name, "model": model, "mode": run_mode.value, "tools": tools,
             "k": k if tools == "retriever" else None, "trials": trials,
             "tasks": [t.id for t in chosen]}
@@ -142,6 +160,30 @@ def eval_(
     console.print(f"results in {run_dir}")
 
 
+def _step_by_step(agent: Agent, catalog: Catalog, tasks: list[Task], mode: Mode,
+                  run_dir: Path, cassettes: Path | None, tools: str) -> None:
+    model = getattr(agent, "model", None)
+    if model is None:
+        raise TaskError("--step-by-step needs a model (--model ...), not the oracle")
+    if tools == "retriever":
+        raise TaskError("--step-by-step offers the gold or the apps' tools, not the retriever's")
+    with Progress(console=console, transient=True) as progress:
+        progress.add_task(f"step by step on {len(tasks)} tasks", total=None)
+        rows = run_stepwise(catalog, tasks, model, mode, cassettes or run_dir / "cassettes",
+                            tools=tools, similarity=embedding_similarity())
+    run_dir.mkdir(parents=True, exist_ok=True)
+    with (run_dir / "steps.jsonl").open("w", encoding="utf-8") as out:
+        out.writelines(json.dumps(r) + "\n" for r in rows)
+    names = [n for n in rows[0] if n not in ("task", "type", "scenario")]
+    means = {n: round(sum(r[n] for r in rows) / len(rows), 4) for n in names}
+    (run_dir / "steps.json").write_text(json.dumps(
+        {"agent": agent.name, "mode": mode.value, "tools": tools, "tasks": len(rows),
+         "metrics": means}, indent=2) + "\n", encoding="utf-8")
+    table(f"step by step: {len(rows)} tasks", ["metric", "mean"],
+          [[n, f"{v:.3f}"] for n, v in means.items()])
+    console.print(f"results in {run_dir}")
+
+
 def report(run_dir: Annotated[Path, typer.Argument(help="A run folder of `toolbed eval`.")]
            ) -> None:
     """Rewrite a run's results.jsonl, summary.json and summary.md, and print the summary."""
@@ -152,6 +194,9 @@ def report(run_dir: Annotated[Path, typer.Argument(help="A run folder of `toolbe
 def compare(
     run_a: Annotated[Path, typer.Argument(help="The first run folder.")],
     run_b: Annotated[Path, typer.Argument(help="The second run folder.")],
+    plot: Annotated[Path | None, typer.Option(
+        help="Draw the two runs' scores as bars to this PNG (e.g. retriever top-k against "
+        "gold tools).")] = None,
     json_: JsonOpt = False,
 ) -> None:
     """Two runs' scores side by side, on the tasks both ran."""
@@ -167,6 +212,9 @@ def compare(
         return s["success"] if name == "success" else s["metrics"].get(name)
 
     rows = [(n, value(a, n), value(b, n)) for n in names]
+    if plot:
+        plot_runs({str(run_a.name): {n: va for n, va, _ in rows if va is not None},
+                   str(run_b.name): {n: vb for n, _, vb in rows if vb is not None}}, plot)
     if json_:
         print_json({"tasks": len(common), "metrics": {
             n: {"a": va, "b": vb} for n, va, vb in rows}})
