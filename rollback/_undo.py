@@ -3,8 +3,10 @@
 The undo of an ``applied`` write was bound when its answer came back. A ``pending``
 write (sent, answer never recorded) is first looked up with its declared ``lookup``: a
 stand-in for the lost answer binds the undo, and no stand-in means the write never
-took effect. An undo that fails is retried with backoff, then left ``failed`` with
-the reason, for ``toolbed rollback recover`` to try again.
+took effect. A ``failed`` undo is looked up the same way before it is tried again: an
+undo that timed out may still have reached the app, and then nothing is left to undo.
+An undo that fails is retried with backoff, then left ``failed`` with the reason, for
+``toolbed rollback recover`` to try again.
 """
 
 from __future__ import annotations
@@ -62,6 +64,13 @@ def undo_entry(
     except ToolbedError as exc:
         journal.update(entry.seq, Status.FAILED, error=f"cannot bind the undo: {exc}")
         return journal.get(entry.seq)
+    if compensation is None and entry.status is Status.FAILED:
+        journal.update(
+            entry.seq, Status.COMPENSATED,
+            error="already undone: its lookup finds nothing left (an earlier undo that timed "
+            "out reached the app after all)",
+        )
+        return journal.get(entry.seq)
     if compensation is None:
         journal.update(
             entry.seq, Status.NOOP,
@@ -113,13 +122,17 @@ def _compensation(runtime: Runtime, api: Api, entry: Entry) -> dict[str, Any] | 
     undo = api.undo
     if undo is None:
         raise ArgumentError(f"{api.id} has no undo in the catalog")
-    if entry.status is Status.PENDING and undo.lookup is not None:
+    if entry.status in (Status.PENDING, Status.FAILED) and undo.lookup is not None:
+        # a pending write's answer was lost; a failed undo may have timed out on our side
+        # and still landed: either way, ask the app what is there now
         lookup = undo.lookup
         context = {"args": entry.args, "before": entry.before}
         obs = runtime.call(f"{api.app}.{lookup.api}", bind_args(lookup.bind, context))
         stand_in = evaluate(lookup.response, {**context, "lookup": obs.bindable()})
         if stand_in is None:
             return None
+        if entry.status is Status.FAILED and entry.compensation is not None:
+            return entry.compensation
         return bind_undo(api, entry.args, entry.before, stand_in)
     if entry.compensation is not None:
         return entry.compensation

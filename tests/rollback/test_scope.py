@@ -178,6 +178,25 @@ def test_an_undo_that_fails_is_reported_then_recovered_on_the_next_run(
         assert diff(baseline, snapshot(rt.call, catalog.app("radicale"))) == []
 
 
+def test_a_failed_undo_that_landed_late_is_not_sent_again(
+    home: Path, catalog: Catalog, fresh_apps: dict[str, RunningApp]
+) -> None:
+    with Runtime(catalog, apps=fresh_apps) as rt:
+        baseline = snapshot(rt.call, catalog.app("radicale"))
+        scope = RollbackScope(rt, Journal(home / "late.db"), verify=["radicale"])
+        with scope:
+            scope.call("radicale.create_calendar", {
+                "user": "alice", "calendar": "late", "displayname": "Late"})
+            [entry] = scope.journal.entries(run_id=scope.run_id)
+            # as if its undo had timed out on our side and reached the app afterwards
+            scope.journal.update(entry.seq, Status.FAILED, error="undo timed out")
+            rt.call("radicale.delete_calendar", {"user": "alice", "calendar": "late"})
+        [entry] = scope.journal.entries(run_id=scope.run_id)
+        assert entry.status is Status.COMPENSATED and "already undone" in (entry.error or "")
+        assert scope.report is not None and scope.report.clean, scope.report.summary()
+        assert diff(baseline, snapshot(rt.call, catalog.app("radicale"))) == []
+
+
 def test_the_journal_never_contains_a_secret(
     rt: Runtime, tmp_path: Path, fresh_apps: dict[str, RunningApp]
 ) -> None:
