@@ -23,7 +23,7 @@ from ._dedup import PARAPHRASE_THRESHOLD, Pair, near_duplicates
 from ._oracle import TaskRun, check_state, run_oracle, truthy
 from ._react import ReactFormatError, ReactStep, parse_react
 from ._report import html_report, load_results, markdown, plot_runs, summarize, write_report
-from ._runner import TOOL_CHOICES, Runner, TaskResult
+from ._runner import TOOL_CHOICES, Runner, TaskResult, offered_tools
 from ._score import answer_matches, mentions, normalise, numbers_in, render, same_value
 from ._scoring import OPEN_PASS, Reference, TaskScore, gold_calls, score_run
 from ._splits import HELD_OUT, SHARES, assign_splits
@@ -105,6 +105,7 @@ __all__ = [
     "mentions",
     "near_duplicates",
     "normalise",
+    "offered_tools",
     "numbers_in",
     "parse_react",
     "plot_runs",

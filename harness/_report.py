@@ -99,9 +99,8 @@ def markdown(summary: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _figure(draw: Any) -> str:
-    """A matplotlib figure drawn by ``draw(ax)``, as a base64 PNG for an <img> tag."""
-    import base64
+def _figure(draw: Any) -> bytes:
+    """A matplotlib figure drawn by ``draw(ax)``, as PNG bytes."""
     import io
 
     import matplotlib
@@ -118,7 +117,13 @@ def _figure(draw: Any) -> str:
         fig.savefig(buffer, format="png", bbox_inches="tight")
     finally:
         plt.close(fig)
-    return base64.b64encode(buffer.getvalue()).decode("ascii")
+    return buffer.getvalue()
+
+
+def _inline(png: bytes) -> str:
+    import base64
+
+    return f'<img src="data:image/png;base64,{base64.b64encode(png).decode("ascii")}">'
 
 
 def plot_runs(runs: dict[str, dict[str, float]], path: str | Path) -> Path:
@@ -135,11 +140,9 @@ def plot_runs(runs: dict[str, dict[str, float]], path: str | Path) -> Path:
         ax.set_ylabel("%")
         ax.legend(fontsize=7)
 
-    import base64
-
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_bytes(base64.b64decode(_figure(draw)))
+    path.write_bytes(_figure(draw))
     return path
 
 
@@ -176,8 +179,8 @@ def html_report(summary: dict[str, Any]) -> str:
     return f"""<!doctype html><html><head><meta charset="utf-8"><title>{title}</title>
 <style>body{{font-family:sans-serif;max-width:60em;margin:2em auto}}td{{padding:0 1em}}</style>
 </head><body><h1>{title}</h1><p>Success: {100 * summary['success']:.1f}%</p>
-<h2>By scenario and answer type</h2><img src="data:image/png;base64,{_figure(by_type)}">
-<h2>By app</h2><img src="data:image/png;base64,{_figure(by_app)}">
+<h2>By scenario and answer type</h2>{_inline(_figure(by_type))}
+<h2>By app</h2>{_inline(_figure(by_app))}
 <h2>Metrics (mean over runs)</h2><table>{rows}</table>
 <h2>Errors</h2><table>{errors}</table></body></html>
 """

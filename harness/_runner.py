@@ -41,7 +41,7 @@ from ._suite import TASK_CASSETTES, task_cassette
 from ._task import Task
 from ._trajectory import Call, ToolBox, Trajectory
 
-__all__ = ["TOOL_CHOICES", "Runner", "TaskResult"]
+__all__ = ["TOOL_CHOICES", "Runner", "TaskResult", "offered_tools"]
 
 TOOL_CHOICES = ("gold", "apps", "retriever")
 
@@ -68,6 +68,18 @@ class TaskResult:
             "problems": json.dumps(self.problems), "answer": self.trajectory.answer,
             "trajectory": self.trajectory.model_dump_json(), "seconds": round(self.seconds, 3),
         }
+
+
+def offered_tools(catalog: Catalog, task: Task, tools: str, k: int = 5,
+                  index: Any = None) -> list[str]:
+    """The API ids an agent is offered on ``task``: the gold chain's (``gold``), all of
+    its apps' (``apps``), or the index's top ``k`` in the task's tier (``retriever``)."""
+    if tools == "gold":
+        return list(dict.fromkeys(s.api for s in task.chain))
+    if tools == "apps":
+        return [api.id for app in task.apps for api in catalog.app(app).apis]
+    tier = catalog.app(task.apps[0]).tier
+    return [h.api for h in index.search(task.query, k, {"tier": tier})]
 
 
 class Runner:
@@ -127,12 +139,7 @@ class Runner:
         return self.cassettes / f"{task.id}.{trial}.yaml"
 
     def offered(self, task: Task) -> list[str]:
-        if self.tools == "gold":
-            return list(dict.fromkeys(s.api for s in task.chain))
-        if self.tools == "apps":
-            return [api.id for app in task.apps for api in self.catalog.app(app).apis]
-        tier = self.catalog.app(task.apps[0]).tier
-        return [h.api for h in self.index.search(task.query, self.k, {"tier": tier})]
+        return offered_tools(self.catalog, task, self.tools, self.k, self.index)
 
     def run_one(self, task: Task, trial: int = 0) -> TaskResult:
         started = time.perf_counter()

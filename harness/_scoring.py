@@ -31,9 +31,9 @@ from ._task import Task
 from ._trajectory import Call, Trajectory
 from .metrics import (
     averaged_turn_success,
-    canonical,
     error_taxonomy,
     format_alignment,
+    gives,
     operational_completion,
     parameter_selection,
     soft_averaged_turn_success,
@@ -92,9 +92,7 @@ def _turns(calls: list[Call], gold: list[tuple[str, dict[str, Any]]]) -> list[bo
     """Step i of the chain is right when the agent's i-th valid call has its API and
     arguments."""
     valid = [c for c in calls if c.valid]
-    return [i < len(valid) and valid[i].api == api and
-            all(k in valid[i].args and canonical(valid[i].args[k]) == canonical(v)
-                for k, v in args.items())
+    return [i < len(valid) and valid[i].api == api and gives(valid[i].args, args)
             for i, (api, args) in enumerate(gold)]
 
 

@@ -24,6 +24,7 @@ from toolbed.connectors import Mode, Runtime, StepResult, api_id_of, openai_tool
 
 from ._agents import SYSTEM_PROMPT, _text
 from ._oracle import TaskRun, run_oracle
+from ._runner import offered_tools
 from ._score import answer_matches
 from ._scoring import OPEN_PASS
 from ._suite import TASK_CASSETTES, task_cassette
@@ -119,8 +120,7 @@ def run_stepwise(
         with Runtime(catalog, mode=Mode.REPLAY,
                      cassette=task_cassette(task, Path(task_cassettes))) as replay:
             run = run_oracle(replay, task)
-        offered = list(dict.fromkeys(s.api for s in task.chain)) if tools == "gold" else \
-            [api.id for app in task.apps for api in catalog.app(app).apis]
+        offered = offered_tools(catalog, task, tools)
         cassette = Path(cassettes) / f"{task.id}.steps.yaml" if cassettes else None
         predictions = []
         with Runtime(catalog, mode=mode, cassette=cassette, apps={}):

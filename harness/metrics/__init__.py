@@ -15,7 +15,7 @@
 
 from toolbed.registry import register as _register
 
-from ._common import canonical
+from ._common import canonical, gives
 from ._ctooleval import (
     ANSWER_TYPES,
     by_scenario_and_type,
@@ -82,7 +82,7 @@ for _name, _fn in {
 __all__ = [
     "ANSWER_TYPES", "ERRORS", "REVIEW_CLASSES", "Similarity", "StepPrediction",
     "averaged_turn_success", "by_scenario_and_type", "canonical", "category_f1",
-    "embedding_similarity", "error_taxonomy", "exact_similarity", "format_alignment",
+    "embedding_similarity", "error_taxonomy", "exact_similarity", "format_alignment", "gives",
     "instruct_score", "operational_completion", "overall", "parameter_selection", "pass_at_k",
     "pass_hat_k",
     "plan_f1", "reason_score", "retrieve_score", "review_score", "soft_averaged_turn_success",

@@ -16,7 +16,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from .._trajectory import Call
-from ._common import canonical
+from ._common import gives
 
 __all__ = ["ERRORS", "error_taxonomy"]
 
@@ -47,8 +47,7 @@ def error_taxonomy(
         tries = [c for c in calls if c.valid and c.api == api]
         if not tries:
             continue
-        if any(all(k in c.args and canonical(c.args[k]) == canonical(v)
-                   for k, v in gold_args.items()) for c in tries):
+        if any(gives(c.args, gold_args) for c in tries):
             continue
         if all(set(gold_args) - set(c.args) for c in tries):
             counts["missing_argument"] += 1

@@ -143,8 +143,7 @@ def eval_(
                 console.print(f"starting {name}")
                 apps[name] = started[name] = get_launcher(name, suite.catalog).start()
         runner = Runner(suite.catalog, chosen_agent, run_dir, run_mode, tools, k, trials,
-                        cassettes, apps, index, restart if run_mode is not Mode.REPLAY
-                        else None)
+                        cassettes, apps, index, restart)
         todo = runner.pending(chosen)
         if len(todo) < len(chosen) * trials:
             console.print(f"resuming {run_dir}: {len(chosen) * trials - len(todo)} runs done")
