@@ -20,6 +20,7 @@ from ._agents import (
     chat_model,
 )
 from ._dedup import PARAPHRASE_THRESHOLD, Pair, near_duplicates
+from ._embedded import DEFAULT_GGUF, EmbeddedChatModel, default_model_path
 from ._oracle import TaskRun, check_state, run_oracle, truthy
 from ._react import ReactFormatError, ReactStep, parse_react
 from ._report import html_report, load_results, markdown, plot_runs, summarize, write_report
@@ -54,6 +55,7 @@ from ._trajectory import Call, ToolBox, Trajectory
 
 __all__ = [
     "CATEGORIES",
+    "DEFAULT_GGUF",
     "GROUPINGS",
     "HELD_OUT",
     "OPEN_PASS",
@@ -67,6 +69,7 @@ __all__ = [
     "Agent",
     "Answer",
     "Call",
+    "EmbeddedChatModel",
     "FixedAnswer",
     "LangChainAgent",
     "Match",
@@ -96,6 +99,7 @@ __all__ = [
     "chat_model",
     "check_state",
     "check_task",
+    "default_model_path",
     "gold_calls",
     "html_report",
     "load_file",

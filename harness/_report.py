@@ -75,7 +75,9 @@ def summarize(rows: list[dict[str, Any]], meta: dict[str, Any] | None = None) ->
 
 def markdown(summary: dict[str, Any]) -> str:
     """The summary as Markdown: headline, CToolEval tables, other metrics, errors."""
-    lines = [f"# {summary.get('agent', 'agent')} on {summary['tasks']} tasks "
+    agent = summary.get("agent", "agent") + (f" ({summary['model']})" if summary.get("model")
+                                             else "")
+    lines = [f"# {agent} on {summary['tasks']} tasks "
              f"({summary['runs']} runs, mode {summary.get('mode', '?')}, "
              f"tools {summary.get('tools', '?')})", "",
              f"Success: {100 * summary['success']:.1f}%", ""]

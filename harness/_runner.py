@@ -13,7 +13,12 @@ For each task (and each trial of it):
 3. the agent works in a ``RollbackScope`` over the apps of the tools it was offered:
    the gold APIs, all APIs of the task's apps, or the retriever's top k; an
    operational task's state checks are read before and after it;
-4. the scope undoes every write and verifies the apps' state; then ``score_run``.
+4. the scope undoes every write and verifies the apps' state; an LLM judge, if one is
+   given, rules on an open answer (its traffic in the same cassette); then ``score_run``.
+
+Live runs can use several workers (threads): a task waits while another holds one of
+the apps it touches (its own and those of its offered tools), so each task sees the
+apps as the seed left them.
 
 Rows go to ``<run dir>/results.db`` (table ``results``, one per task and trial).
 """
@@ -23,6 +28,7 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -40,10 +46,21 @@ from ._scoring import Reference, score_run
 from ._suite import TASK_CASSETTES, task_cassette
 from ._task import Task
 from ._trajectory import Call, ToolBox, Trajectory
+from .metrics import Judge
 
 __all__ = ["TOOL_CHOICES", "Runner", "TaskResult", "offered_tools"]
 
 TOOL_CHOICES = ("gold", "apps", "retriever")
+
+
+@dataclass
+class Executed:
+    """What running one task gave, before scoring."""
+
+    trajectory: Trajectory
+    reference: Reference
+    problems: list[str]
+    seconds: float
 
 
 @dataclass
@@ -90,10 +107,12 @@ class Runner:
         tools: str = "gold", k: int = 5, trials: int = 1,
         cassettes: str | Path | None = None, apps: dict[str, RunningApp] | None = None,
         index: Any = None, restart: Callable[[RunningApp], RunningApp] | None = None,
-        similarity: Callable[[str, str], float] | None = None,
+        similarity: Callable[[str, str], float] | None = None, judge: Judge | None = None,
     ):
         if tools not in TOOL_CHOICES:
             raise TaskError(f"--tools {tools!r}: choose one of {', '.join(TOOL_CHOICES)}")
+        if agent.name == "oracle":
+            tools = "gold"                    # the oracle runs the gold chain, nothing else
         if tools == "retriever" and index is None:
             raise TaskError("--tools retriever needs a built index (`toolbed retriever build`)")
         self.catalog, self.agent, self.mode = catalog, agent, parse_mode(mode)
@@ -105,7 +124,7 @@ class Runner:
             else self.run_dir / "cassettes"
         self.cassettes = Path(cassettes) if cassettes else default
         self.apps, self.index, self.restart = apps, index, restart
-        self._similarity = similarity
+        self._similarity, self.judge = similarity, judge
         self.run_dir.mkdir(parents=True, exist_ok=True)
         self.db = sqlite_utils.Database(self.run_dir / "results.db")
 
@@ -121,13 +140,50 @@ class Runner:
         done = self.done()
         return [(t, n) for n in range(self.trials) for t in tasks if (t.id, n) not in done]
 
-    def run(self, tasks: Sequence[Task]) -> Iterator[TaskResult]:
-        """Run what is pending, yielding each result as it is stored."""
-        for task, trial in self.pending(tasks):
-            result = self.run_one(task, trial)
-            self.db.table("results").insert(result.row(self.catalog), pk=("task", "trial"),
-                                            replace=True)
-            yield result
+    def run(self, tasks: Sequence[Task], workers: int = 1) -> Iterator[TaskResult]:
+        """Run what is pending, yielding each result as it is stored.
+
+        With ``workers`` > 1 (live mode only) tasks run in threads, but never two that
+        touch the same app at once: each task's writes are rolled back in its own scope,
+        and no other task can see them meanwhile."""
+        if workers > 1 and self.mode is not Mode.LIVE:
+            raise TaskError(f"--workers {workers} needs --mode live: cassettes are recorded "
+                            "and replayed by patching httpx for the whole process; record or "
+                            "replay with --workers 1")
+        todo = [(task, trial, self.offered(task)) for task, trial in self.pending(tasks)]
+        if workers <= 1:
+            for task, trial, offered in todo:
+                yield self._store(self._score(task, trial, self._execute(task, trial, offered)))
+            return
+        busy: set[str] = set()
+        running: dict[Future[Executed], tuple[Task, int, set[str]]] = {}
+        with ThreadPoolExecutor(workers, thread_name_prefix="toolbed-task") as pool:
+            while todo or running:
+                for item in list(todo):
+                    if len(running) >= workers:
+                        break
+                    task, trial, offered = item
+                    apps = self._touches(task, offered)
+                    if apps & busy:
+                        continue                    # another task has one of its apps
+                    todo.remove(item)
+                    busy |= apps
+                    running[pool.submit(self._execute, task, trial, offered)] = \
+                        (task, trial, apps)
+                finished, _ = wait(running, return_when=FIRST_COMPLETED)
+                for future in finished:
+                    task, trial, apps = running.pop(future)
+                    busy -= apps
+                    yield self._store(self._score(task, trial, future.result()))
+
+    def _touches(self, task: Task, offered: list[str]) -> set[str]:
+        """The apps a task may read or write: its own and those of its offered tools."""
+        return set(task.apps) | {self.catalog.app_of(self.catalog.api(a)).app for a in offered}
+
+    def _store(self, result: TaskResult) -> TaskResult:
+        self.db.table("results").insert(result.row(self.catalog), pk=("task", "trial"),
+                                        replace=True)
+        return result
 
     # -- one task ---------------------------------------------------------------------
 
@@ -142,16 +198,24 @@ class Runner:
         return offered_tools(self.catalog, task, self.tools, self.k, self.index)
 
     def run_one(self, task: Task, trial: int = 0) -> TaskResult:
+        """One task (and trial), run and scored; not stored."""
+        return self._score(task, trial, self._execute(task, trial, self.offered(task)))
+
+    def _execute(self, task: Task, trial: int, offered: list[str]) -> Executed:
+        """The agent's (or the oracle's) run, with its reference; safe in a thread."""
         started = time.perf_counter()
         with Runtime(self.catalog, mode=self.mode, cassette=self.cassette(task, trial),
                      apps=self.apps) as runtime:
             if self.oracle:
                 trajectory, reference, problems = self._oracle(runtime, task)
             else:
-                trajectory, reference, problems = self._agent(runtime, task)
-        score = score_run(task, trajectory, reference, self.catalog, self.similarity)
-        return TaskResult(task, trial, trajectory, score.scores, score.errors, score.success,
-                          problems, time.perf_counter() - started)
+                trajectory, reference, problems = self._agent(runtime, task, offered)
+        return Executed(trajectory, reference, problems, time.perf_counter() - started)
+
+    def _score(self, task: Task, trial: int, run: Executed) -> TaskResult:
+        score = score_run(task, run.trajectory, run.reference, self.catalog, self.similarity)
+        return TaskResult(task, trial, run.trajectory, score.scores, score.errors,
+                          score.success, run.problems, run.seconds)
 
     @property
     def similarity(self) -> Callable[[str, str], float]:
@@ -160,6 +224,19 @@ class Runner:
 
             self._similarity = embedding_similarity()
         return self._similarity
+
+    def _judge(self, task: Task, trajectory: Trajectory, reference: Reference) -> list[str]:
+        """The judge's verdict on an open answer, against its best reference."""
+        assert self.judge is not None and task.answer.type == "open"
+        if not trajectory.answer:
+            reference.judged = 0.0
+            return []
+        try:
+            reference.judged = max(self.judge(task.query, trajectory.answer, r)
+                                   for r in task.answer.references)
+        except Exception as exc:  # the judge's server failed: similarity scores it instead
+            return [f"the judge failed ({type(exc).__name__}: {exc}); scored by similarity"]
+        return []
 
     def _restart(self) -> Callable[[RunningApp], RunningApp] | None:
         return self.restart if self.mode is not Mode.REPLAY else None
@@ -177,7 +254,8 @@ class Runner:
                               problem="; ".join(run.problems) or None)
         return trajectory, reference, list(run.problems)
 
-    def _agent(self, runtime: Runtime, task: Task) -> tuple[Trajectory, Reference, list[str]]:
+    def _agent(self, runtime: Runtime, task: Task, offered: list[str]
+               ) -> tuple[Trajectory, Reference, list[str]]:
         reference, problems = Reference(), []
         if task.answer.type in ("realtime", "open"):
             gold: TaskRun = run_oracle(runtime, task, restart=self._restart())
@@ -185,7 +263,6 @@ class Runner:
             if not gold.ok:
                 reference.problem = "the reference run failed: " + "; ".join(gold.problems)
                 problems.append(reference.problem)
-        offered = self.offered(task)
         apps = sorted({self.catalog.app_of(self.catalog.api(a)).app for a in offered} |
                       set(task.apps))
         trajectory = Trajectory()
@@ -196,6 +273,8 @@ class Runner:
             reference.state_before = check_state(scope, checks) if checks else []
             self.agent.run(task, ToolBox(scope, offered, trajectory))
             reference.state_after = check_state(scope, checks) if checks else []
+        if self.judge is not None and task.answer.type == "open":
+            problems += self._judge(task, trajectory, reference)     # in the task's cassette
         if scope.report is not None and not scope.report.clean:
             problems.append(scope.report.summary())
         if task.reset and self.restart is not None and self.mode is not Mode.REPLAY:

@@ -11,11 +11,12 @@ What the run is compared with (``Reference``):
 
 Completion per answer type follows CToolEval: fixed and real-time answers are right
 or wrong by the task's match rule; an open answer scores its best similarity to the
-references; an operational task scores its successful gold writes when the state
-shows the change. A run succeeds when completion is full (open: at least
-``OPEN_PASS``). The other scores are MTU-Bench's (TS/PS on single-tool tasks, TN/TO
-and the turn scores SR/ATS/SATS/TPR over the chain's steps on multi-tool ones),
-ToolEyes' format alignment for text-protocol agents, and the error taxonomy.
+references (or, when one is configured, an LLM judge's verdict); an operational task
+scores its successful gold writes when the state shows the change. A run succeeds
+when completion is full (open: at least ``OPEN_PASS``). The other scores are
+MTU-Bench's (TS/PS on single-tool tasks, TN/TO and the turn scores SR/ATS/SATS/TPR
+over the chain's steps on multi-tool ones), ToolEyes' format alignment for
+text-protocol agents, and the error taxonomy.
 """
 
 from __future__ import annotations
@@ -60,6 +61,8 @@ class Reference:
     state_after: list[bool] = field(default_factory=list)
     problem: str | None = None
     """Why the reference could not be taken (the app failed the gold chain, ...)."""
+    judged: float | None = None
+    """An LLM judge's verdict on an open answer (1.0 or 0.0), when one is configured."""
 
 
 @dataclass
@@ -152,6 +155,8 @@ def _completion(task: Task, trajectory: Trajectory, reference: Reference, catalo
         return operational_completion(succeeded, writes, _state_changed(reference))
     text = trajectory.answer or ""
     if answer.type == "open":
+        if reference.judged is not None:
+            return reference.judged
         if similarity is None:
             raise ValueError("open answers need a similarity (e.g. embedding_similarity())")
         return max((max(0.0, similarity(text, r)) for r in answer.references), default=0.0)

@@ -25,11 +25,13 @@ and the fix. The CLI prints the message and exits 1, with no traceback.
     x IrreversibleWriteError -- a write with no undo, refused without --allow-irreversible
     x JournalError          -- the rollback journal cannot be opened or read
   + RetrieverError          -- a tool index, model or dataset the retriever cannot use
+  + AgentError              -- no model is configured, or the configured one cannot load
 """
 
 from __future__ import annotations
 
 __all__ = [
+    "AgentError",
     "AppError",
     "AppInstallError",
     "AppNotInstalledError",
@@ -143,3 +145,7 @@ class JournalError(RollbackError):
 
 class RetrieverError(ToolbedError):
     "A tool index, embedding model or evaluation dataset the retriever cannot use."
+
+
+class AgentError(ToolbedError):
+    "No agent model is configured, or the configured one cannot be loaded or reached."

@@ -1,7 +1,8 @@
 """The seeds' metrics as plain functions, each named in toolbed's registry as
 ``("metric", "<paper>.<name>")`` so that runs and reports can name what they score.
 
-- CToolEval: ``tool_matching_rate``, ``operational_completion``, ``by_scenario_and_type``
+- CToolEval: ``tool_matching_rate``, ``operational_completion``, ``by_scenario_and_type``;
+  open answers by ``embedding_similarity`` or an ``llm_judge``
 - MTU-Bench: ``tool_selection`` (TS), ``parameter_selection`` (PS), ``success_rate`` (SR),
   ``averaged_turn_success`` (ATS), ``soft_averaged_turn_success`` (SATS),
   ``task_process_rate`` (TPR), ``tool_number`` (TN), ``tool_order`` (TO)
@@ -23,6 +24,7 @@ from ._ctooleval import (
     tool_matching_rate,
 )
 from ._gta import StepPrediction, category_f1, step_metrics, subjective_accuracy
+from ._judge import JUDGE_PROMPT, Judge, llm_judge
 from ._mtubench import (
     averaged_turn_success,
     parameter_selection,
@@ -45,6 +47,7 @@ from ._teval import (
     plan_f1,
     reason_score,
     retrieve_score,
+    review_class,
     review_score,
     understand_score,
 )
@@ -80,12 +83,13 @@ for _name, _fn in {
     _register("metric", _name)(_fn)
 
 __all__ = [
+    "JUDGE_PROMPT", "Judge", "llm_judge",
     "ANSWER_TYPES", "ERRORS", "REVIEW_CLASSES", "Similarity", "StepPrediction",
     "averaged_turn_success", "by_scenario_and_type", "canonical", "category_f1",
     "embedding_similarity", "error_taxonomy", "exact_similarity", "format_alignment", "gives",
     "instruct_score", "operational_completion", "overall", "parameter_selection", "pass_at_k",
-    "pass_hat_k",
-    "plan_f1", "reason_score", "retrieve_score", "review_score", "soft_averaged_turn_success",
+    "pass_hat_k", "plan_f1", "reason_score", "retrieve_score", "review_class", "review_score",
+    "soft_averaged_turn_success",
     "step_metrics", "subjective_accuracy", "success_rate", "task_process_rate",
     "tool_matching_rate", "tool_number", "tool_order", "tool_reality", "tool_selection",
     "understand_score",

@@ -21,7 +21,8 @@ from ._common import canonical
 
 __all__ = [
     "REVIEW_CLASSES", "Similarity", "embedding_similarity", "exact_similarity", "instruct_score",
-    "overall", "plan_f1", "reason_score", "retrieve_score", "review_score", "understand_score",
+    "overall", "plan_f1", "reason_score", "retrieve_score", "review_class", "review_score",
+    "understand_score",
 ]
 
 Similarity = Callable[[str, str], float]
@@ -116,6 +117,27 @@ def understand_score(args: Mapping[str, Any] | None, gold_args: Mapping[str, Any
                      similarity: Similarity) -> float:
     """Similarity of the predicted arguments to the gold ones, both as JSON text."""
     return 0.0 if args is None else similarity(canonical(dict(args)), canonical(dict(gold_args)))
+
+
+def review_class(status: int | None, body: Any) -> str:
+    """The gold verdict on a real tool response, by T-Eval's definitions: no response
+    or a 5xx is the tool's own failure (internal_error); a 4xx is a wrong call
+    (input_error); a 200 with an empty body, or one whose lists are all empty, cannot
+    accomplish anything (unable); any other 2xx is a success. (``irrelevant`` is a
+    response from another tool, which only a swapped case can give.)"""
+    if status is None or status >= 500:
+        return "internal_error"
+    if status >= 400:
+        return "input_error"
+    if status != 200:                 # 201, 202, 204: a write acknowledged, body or not
+        return "success"
+    if body in (None, "", [], {}):
+        return "unable"
+    if isinstance(body, dict):
+        lists = [v for v in body.values() if isinstance(v, list)]
+        if lists and not any(lists):
+            return "unable"
+    return "success"
 
 
 def review_score(verdict: str | None, gold_verdict: str) -> float:

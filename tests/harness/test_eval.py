@@ -71,12 +71,6 @@ def test_the_oracle_replays_every_committed_cassette_at_100_percent(
     assert (tmp_path / "ab.png").read_bytes()[:4] == b"\x89PNG"
 
 
-def test_eval_without_a_model_says_how_to_configure_one() -> None:
-    result = CliRunner().invoke(cli, ["eval"])
-    assert result.exit_code == 1 and "no agent is configured" in result.output
-    assert "--base-url" in result.output and "Traceback" not in result.output
-
-
 class ScriptedOpenAI:
     """A local OpenAI-compatible server that answers chat completions from a script
     (its last reply repeats)."""
@@ -199,6 +193,42 @@ def test_what_an_agent_gets_wrong_is_counted_and_rolled_back(
     assert result.problems == []                                # its write was undone
 
 
+def test_an_llm_judge_rules_on_open_answers_and_replays_from_the_cassette(
+    tmp_path: Path, suite: TaskSuite, kinto: dict, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from toolbed.harness.metrics import llm_judge
+
+    task = suite.task("kinto-oldest-book-summary")               # an open answer
+    said = task.answer.references[0]                             # word for word
+
+    def run(mode: str, url: str) -> Any:
+        agent = LangChainAgent(ScriptedChatModel(messages=iter([AIMessage(said)])))
+        runner = Runner(suite.catalog, agent, tmp_path / mode, mode, apps=kinto,
+                        cassettes=tmp_path / "cassettes",
+                        judge=llm_judge(chat_model("judge", base_url=url)))
+        return runner.run_one(task)
+
+    with ScriptedOpenAI([{"content": "No, it leaves out the shelf."}]) as judge:
+        recorded = run("record", judge.url)
+        url = judge.url
+    assert "Reference answer: The oldest is Middlemarch" in \
+        judge.requests[0][2]["messages"][0]["content"]
+    # the embedding similarity would pass it word for word; the judge decides
+    assert recorded.scores["completion"] == 0.0 and not recorded.success
+    block_network(monkeypatch)                                    # no judge, no kinto
+    assert run("replay", url).scores == recorded.scores
+
+    def broken(request: str, answer: str, reference: str) -> float:
+        raise ConnectionError("judge unreachable")
+
+    agent = LangChainAgent(ScriptedChatModel(messages=iter([AIMessage(said)])))
+    result = Runner(suite.catalog, agent, tmp_path / "broken", "replay",
+                    cassettes=tmp_path / "cassettes", judge=broken).run_one(task)
+    assert result.scores["completion"] == pytest.approx(1.0, abs=1e-4)   # by similarity
+    assert result.problems == ["the judge failed (ConnectionError: judge unreachable); "
+                               "scored by similarity"]
+
+
 def test_a_live_eval_starts_the_apps_it_needs_and_stops_them(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -271,18 +301,29 @@ def test_step_by_step_gives_the_gold_prefix_and_scores_each_prediction(
 
     block_network(monkeypatch)        # prefixes come from the cassette; nothing is executed
     task = suite.task("kinto-library-collections")   # list_buckets, then list_collections
+    purpose = catalog.api("kinto.list_buckets").description
+
+    def call(name: str, **args: str) -> dict:
+        return {"id": name, "name": f"kinto__{name}", "args": args}
+
     model = ScriptedChatModel(messages=iter([
-        AIMessage("", tool_calls=[{"id": "a", "name": "kinto__list_buckets", "args": {}}]),
-        AIMessage("", tool_calls=[{"id": "b", "name": "kinto__list_collections",
-                                   "args": {"bucket": "books"}}]),           # not the gold id
+        AIMessage('[{"name": "kinto__list_buckets", "args": {}}, '        # plan: one-to-one
+                  '{"name": "kinto__list_collections", "args": {"bucket": "books"}}]'),
+        AIMessage(purpose, tool_calls=[call("list_buckets")]),       # step 1, its thought
+        AIMessage("", tool_calls=[call("list_buckets")]),            # instruct: exact
+        AIMessage("Answer: A"),                                      # review: success, right
+        AIMessage("", tool_calls=[call("list_collections", bucket="books")]),   # not the id
+        AIMessage("", tool_calls=[call("list_collections", bucket="books")]),   # instruct
+        AIMessage("It is C."),                                       # review: input error
         AIMessage("The library has one collection: Books on the shelves."),
     ]))
     [row] = run_stepwise(catalog, [task], model, similarity=exact_similarity)
     # three steps, all of the right kind; both tools right; one of two argument sets;
-    # the answer right
+    # the answer right; one of two thoughts, one of two reviews; instruct 1 and 0.5
     assert row == {"task": task.id, "type": "fixed", "scenario": "multi", "inst_acc": 1.0,
-                   "tool_acc": 1.0, "arg_acc": 0.5, "summ_acc": 1.0, "retrieve": 1.0,
-                   "understand": 0.5}
+                   "tool_acc": 1.0, "arg_acc": 0.5, "summ_acc": 1.0, "instruct": 0.75,
+                   "plan": 1.0, "reason": 0.5, "retrieve": 1.0, "understand": 0.5,
+                   "review": 0.5, "teval": round((0.75 + 1 + 0.5 + 1 + 0.5 + 0.5) / 6, 4)}
 
     from toolbed.connectors import Mode, Runtime
     from toolbed.harness import run_oracle, task_cassette
@@ -291,6 +332,29 @@ def test_step_by_step_gives_the_gold_prefix_and_scores_each_prediction(
         cases = step_cases(task, run_oracle(replay, task))
     assert [len(c.prefix) for c in cases] == [0, 1, 2] and cases[2].gold is None
     assert cases[1].prefix[0].observation.body["data"]       # what the app really returned
+
+
+def test_review_is_scored_on_real_responses_and_one_from_another_app(
+    suite: TaskSuite, catalog: Catalog, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from itertools import repeat
+
+    from toolbed.connectors import Mode, Runtime
+    from toolbed.harness import run_oracle, run_stepwise, task_cassette
+    from toolbed.harness.metrics import exact_similarity, review_class
+
+    block_network(monkeypatch)
+    bad_email = suite.task("ihatemoney-create-bad-email")   # the app refuses the address
+    with Runtime(catalog, mode=Mode.REPLAY, cassette=task_cassette(bad_email)) as replay:
+        [refused] = run_oracle(replay, bad_email).steps
+    assert refused.observation.status == 400
+    assert review_class(refused.observation.status, refused.observation.body) == "input_error"
+
+    # a model that calls every response irrelevant is right only on the swapped one
+    tasks = [suite.task("kinto-library-collections"), bad_email]
+    model = ScriptedChatModel(messages=repeat(AIMessage("Answer: D")))
+    rows = run_stepwise(catalog, tasks, model, similarity=exact_similarity)
+    assert [r["review"] for r in rows] == [round(1 / 3, 4), 0.5]
 
 
 def test_step_by_step_from_the_cli_records_the_model_and_replays_it(

@@ -21,6 +21,7 @@ from toolbed.harness.metrics import (
     pass_at_k,
     pass_hat_k,
     plan_f1,
+    review_class,
     review_score,
     soft_averaged_turn_success,
     step_metrics,
@@ -137,6 +138,18 @@ def test_teval_instruct_and_review() -> None:
     assert review_score("input_error", "input_error") == 1.0
     with pytest.raises(ValueError, match="unknown review class"):
         review_score("fine", "ok")
+
+
+def test_teval_review_classes_of_real_responses() -> None:
+    assert review_class(200, {"data": [{"id": "trips"}]}) == "success"
+    assert review_class(201, {"id": 7}) == "success"
+    assert review_class(404, {"errno": 111, "message": "not found"}) == "input_error"
+    assert review_class(422, "bad field") == "input_error"
+    assert review_class(503, None) == "internal_error"
+    assert review_class(None, None) == "internal_error"          # never answered
+    assert review_class(200, {"data": []}) == "unable"
+    assert review_class(200, {"ok": True, "rows": [], "truncated": False}) == "unable"
+    assert review_class(204, None) == "success"                  # a delete acknowledged
 
 
 # --- GTA -------------------------------------------------------------------------------

@@ -4,20 +4,22 @@ and read what runs scored."""
 from __future__ import annotations
 
 import json
+import random
 import time
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from rich.progress import Progress
 
-from toolbed.apis import Catalog
+from toolbed.apis import Catalog, load_catalog
 from toolbed.connectors import Mode, RunningApp, get_launcher, parse_mode, restart_app, running_apps
 from toolbed.connectors.launchers import stop_app
-from toolbed.errors import TaskError
+from toolbed.errors import AgentError, TaskError
 from toolbed.harness import (
     TOOL_CHOICES,
     Agent,
+    EmbeddedChatModel,
     LangChainAgent,
     OracleAgent,
     ReactAgent,
@@ -31,66 +33,104 @@ from toolbed.harness import (
     summarize,
     write_report,
 )
-from toolbed.harness.metrics import embedding_similarity
+from toolbed.harness.metrics import embedding_similarity, llm_judge
 from toolbed.paths import home_dir
+from toolbed.retriever import model_name
 
 from ._output import JsonOpt, console, print_json, table
 from ._tasks import AppsOpt, SplitOpt, TasksOpt, TierOpt, TypesOpt, _restart, _select
 
-NO_AGENT = (
-    "no agent is configured: pass --model PROVIDER:NAME (e.g. openai:gpt-4o-mini, with its "
-    "key in the environment) or --base-url URL --model NAME for an OpenAI-compatible server "
-    "(vLLM, Ollama, llama.cpp), or --agent oracle to run the gold chains"
-)
+AGENTS = ("embedded", "langchain", "react", "oracle")
 
 
 def _agent(agent: str | None, model: str | None, base_url: str | None,
-           api_key_env: str | None, temperature: float, max_steps: int,
-           observation_cap: int, strict_parse: bool) -> Agent:
+           api_key_env: str | None, temperature: float, max_steps: int | None,
+           observation_cap: int | None, strict_parse: bool) -> tuple[Agent, str | None]:
+    """The agent to run, and the name of its model for the run's metadata."""
+    if agent not in (None, *AGENTS):
+        raise AgentError(f"--agent {agent!r}: choose one of {', '.join(AGENTS)}")
     if agent == "oracle":
-        return OracleAgent()
-    if agent not in (None, "langchain", "react"):
-        raise TaskError(f"--agent {agent!r}: choose oracle, langchain or react")
+        return OracleAgent(), None
+    if agent == "embedded" or (agent is None and not model):
+        embedded = EmbeddedChatModel(model_path=model, temperature=temperature)
+        embedded.load()                   # a missing file or package fails here, clearly
+        # a 135M model loops rather than recovers, and reads a short result best
+        return LangChainAgent(embedded, max_steps or 4, observation_cap or 1500), \
+            embedded.name_
     if not model:
-        raise TaskError(NO_AGENT)
+        raise AgentError(f"--agent {agent} needs --model PROVIDER:NAME (e.g. "
+                         "openai:gpt-4o-mini, with its key in the environment) or --base-url "
+                         "URL --model NAME for an OpenAI-compatible server (vLLM, Ollama, "
+                         "llama.cpp)")
     chat = chat_model(model, base_url, api_key_env, temperature)
     if agent == "react":
-        return ReactAgent(chat, max_steps, observation_cap, strict=strict_parse)
-    return LangChainAgent(chat, max_steps=max_steps, observation_cap=observation_cap)
+        return ReactAgent(chat, max_steps or 12, observation_cap or 6000,
+                          strict=strict_parse), model
+    return LangChainAgent(chat, max_steps or 12, observation_cap or 6000), model
+
+
+def _tool_index(retriever_model: str | None) -> Any:
+    """The retriever's index for ``--tools retriever``: the model `toolbed retriever
+    train` saved if there is one, else all-MiniLM-L6-v2; built on first use."""
+    from toolbed.retriever import ToolIndex, default_model_dir, tool_documents
+
+    trained = default_model_dir()
+    model = retriever_model or (str(trained) if trained.is_dir() else None)
+    index = ToolIndex(model=model)
+    if not len(index):
+        with console.status(f"building the tool index ({model_name(model)}; once)"):
+            index.build(tool_documents(load_catalog()))
+    return index
 
 
 def eval_(
     agent: Annotated[str | None, typer.Option(
-        help="oracle (the gold chains), langchain (native tool calling; the default with "
-        "--model) or react (the Thought / Action text protocol).")] = None,
+        help="embedded (SmolLM2-135M on the CPU; the default without --model), langchain "
+        "(native tool calling; the default with --model), react (the Thought / Action text "
+        "protocol) or oracle (the gold chains).")] = None,
     model: Annotated[str | None, typer.Option(
-        help="provider:model for LangChain's init_chat_model, or the model name at --base-url."
-    )] = None,
+        help="provider:model for LangChain's init_chat_model, the model name at --base-url, "
+        "or (embedded) a GGUF file.")] = None,
     base_url: Annotated[str | None, typer.Option(
         help="An OpenAI-compatible server (http://127.0.0.1:8000/v1).")] = None,
     api_key_env: Annotated[str | None, typer.Option(
         help="Env var holding the key for --base-url.")] = None,
     temperature: Annotated[float, typer.Option(help="Sampling temperature.")] = 0.0,
-    max_steps: Annotated[int, typer.Option(help="Model rounds per task.")] = 12,
-    observation_cap: Annotated[int, typer.Option(
-        help="Characters of each tool result shown to the model.")] = 6000,
+    max_steps: Annotated[int | None, typer.Option(
+        help="Model rounds per task (default 12; embedded: 4).")] = None,
+    observation_cap: Annotated[int | None, typer.Option(
+        help="Characters of each tool result shown to the model (default 6000; embedded: "
+        "1500).")] = None,
     strict_parse: Annotated[bool, typer.Option(
         help="react: accept only the exact format (default: lenient).")] = False,
+    judge: Annotated[str | None, typer.Option(
+        help="An LLM judge for open answers (provider:model, or the model name at "
+        "--judge-base-url); default: embedding similarity to the references.")] = None,
+    judge_base_url: Annotated[str | None, typer.Option(
+        help="The judge's OpenAI-compatible server.")] = None,
+    judge_api_key_env: Annotated[str | None, typer.Option(
+        help="Env var holding the key for --judge-base-url.")] = None,
     step_by_step: Annotated[bool, typer.Option(
         help="T-Eval / GTA step-by-step mode: predict each next step after the gold prefix "
         "(from the task cassettes); nothing is executed.")] = False,
     mode: Annotated[str, typer.Option(help="live, record or replay.")] = "live",
-    tools: Annotated[str, typer.Option(
+    tools: Annotated[str | None, typer.Option(
         help=f"Tools offered ({', '.join(TOOL_CHOICES)}): the chain's APIs, all APIs of the "
-        "task's apps, or the retriever's top k (run `toolbed retriever build` first).")
-    ] = "gold",
+        "task's apps, or the retriever's top k (the index is built on first use). Default: "
+        "retriever; gold with --step-by-step.")] = None,
     k: Annotated[int, typer.Option("-k", help="How many APIs the retriever offers.")] = 5,
     retriever_model: Annotated[str | None, typer.Option(
-        help="The retriever's model folder (default: all-MiniLM-L6-v2).")] = None,
+        help="The retriever's model folder (default: the one `toolbed retriever train` "
+        "saved, else all-MiniLM-L6-v2).")] = None,
     split: SplitOpt = None, app_: AppsOpt = None, type_: TypesOpt = None,
     tier: TierOpt = "selfhosted", tasks: TasksOpt = None,
     limit: Annotated[int | None, typer.Option(help="At most this many tasks.")] = None,
+    sample: Annotated[int | None, typer.Option(
+        help="A seeded random sample of this many tasks, spread over the suite.")] = None,
     trials: Annotated[int, typer.Option(help="Runs of each task (pass^k).")] = 1,
+    workers: Annotated[int, typer.Option(
+        help="Tasks run at once (live mode); two tasks that touch the same app never do.")
+    ] = 1,
     run_dir: Annotated[Path | None, typer.Option(
         help="Where results go; an existing run resumes (default: "
         "$TOOLBED_HOME/runs/<agent>-<time>).")] = None,
@@ -100,30 +140,33 @@ def eval_(
 ) -> None:
     """Run an agent on tasks, roll every write back, score it and write a report.
 
-    With no options: the self-hosted test split, live, on apps it starts if they are not
-    running; the agent comes from --model (or --agent oracle)."""
-    chosen_agent = _agent(agent, model, base_url, api_key_env, temperature, max_steps,
+    With no options: the embedded default model (SmolLM2-135M on the CPU), live, on the
+    self-hosted test split with the retriever's top 5 tools, on apps it starts if they
+    are not running (and stops after)."""
+    chosen_agent, model_label = _agent(agent, model, base_url, api_key_env, temperature, max_steps,
                           observation_cap, strict_parse)
     run_mode = parse_mode(mode)
+    judge_fn = llm_judge(chat_model(judge, judge_base_url, judge_api_key_env)) if judge else None
     suite, chosen = _select(tasks, app_, type_, split or ["test"], None, tier)
+    if sample and sample < len(chosen):
+        picked = set(random.Random(0).sample(range(len(chosen)), sample))
+        chosen = [t for i, t in enumerate(chosen) if i in picked]
     chosen = chosen[:limit] if limit else chosen
     if not chosen:
         raise TaskError("no task matches these filters (`toolbed tasks list` shows them)")
-    index = None
-    if tools == "retriever":
-        from toolbed.retriever import ToolIndex
-
-        index = ToolIndex(model=retriever_model)
-        if not len(index):
-            raise TaskError("--tools retriever: the index is empty; run `toolbed retriever "
-                            "build` first")
+    tools = tools or ("gold" if step_by_step else "retriever")
+    index = _tool_index(retriever_model) \
+        if tools == "retriever" and chosen_agent.name != "oracle" and not step_by_step else None
     run_dir = run_dir or home_dir() / "runs" / (
         f"{chosen_agent.name}-{time.strftime('%Y%m%d-%H%M%S')}")
     if step_by_step:
-        _step_by_step(chosen_agent, suite.catalog, chosen, run_mode, run_dir, cassettes, tools)
+        _step_by_step(chosen_agent, suite.catalog, chosen, run_mode, run_dir, cassettes, tools,
+                      getattr(chosen_agent, "observation_cap", 6000))
         return
-    meta = {"agent": chosen_agent.name, "model": model, "mode": run_mode.value, "tools": tools,
-            "k": k if tools == "retriever" else None, "trials": trials,
+    meta = {"agent": chosen_agent.name, "model": model_label, "mode": run_mode.value,
+            "tools": tools, "k": k if index else None,
+            "retriever": model_name(index.model) if index else None, "judge": judge,
+            "trials": trials,
             "tasks": [t.id for t in chosen]}
     started: dict[str, RunningApp] = {}        # apps this command starts, and stops
 
@@ -143,13 +186,13 @@ def eval_(
                 console.print(f"starting {name}")
                 apps[name] = started[name] = get_launcher(name, suite.catalog).start()
         runner = Runner(suite.catalog, chosen_agent, run_dir, run_mode, tools, k, trials,
-                        cassettes, apps, index, restart)
+                        cassettes, apps, index, restart, judge=judge_fn)
         todo = runner.pending(chosen)
         if len(todo) < len(chosen) * trials:
             console.print(f"resuming {run_dir}: {len(chosen) * trials - len(todo)} runs done")
         with Progress(console=console, transient=True) as progress:
             bar = progress.add_task(f"{chosen_agent.name} ({run_mode.value})", total=len(todo))
-            for _ in runner.run(chosen):
+            for _ in runner.run(chosen, workers):
                 progress.advance(bar)
     finally:
         for app in started.values():
@@ -160,7 +203,8 @@ def eval_(
 
 
 def _step_by_step(agent: Agent, catalog: Catalog, tasks: list[Task], mode: Mode,
-                  run_dir: Path, cassettes: Path | None, tools: str) -> None:
+                  run_dir: Path, cassettes: Path | None, tools: str,
+                  observation_cap: int) -> None:
     model = getattr(agent, "model", None)
     if model is None:
         raise TaskError("--step-by-step needs a model (--model ...), not the oracle")
@@ -169,7 +213,8 @@ def _step_by_step(agent: Agent, catalog: Catalog, tasks: list[Task], mode: Mode,
     with Progress(console=console, transient=True) as progress:
         progress.add_task(f"step by step on {len(tasks)} tasks", total=None)
         rows = run_stepwise(catalog, tasks, model, mode, cassettes or run_dir / "cassettes",
-                            tools=tools, similarity=embedding_similarity())
+                            tools=tools, similarity=embedding_similarity(),
+                            observation_cap=observation_cap)
     run_dir.mkdir(parents=True, exist_ok=True)
     with (run_dir / "steps.jsonl").open("w", encoding="utf-8") as out:
         out.writelines(json.dumps(r) + "\n" for r in rows)
@@ -227,4 +272,4 @@ def _fmt(value: float | None) -> str:
     return "-" if value is None else f"{value:.3f}"
 
 
-__all__ = ["NO_AGENT", "compare", "eval_", "report"]
+__all__ = ["AGENTS", "compare", "eval_", "report"]
