@@ -232,23 +232,41 @@ class Lookup(_Model):
     response: str = "lookup"
 
 
+class Instead(_Model):
+    """Another compensation, used when ``when`` holds.
+
+    Some writes do different things depending on what was there: a PUT that edits a
+    record creates it if it was missing, and then the undo must delete rather than
+    restore. ``when`` is a JMESPath expression over the same context as ``bind``.
+    """
+
+    when: str
+    api: str
+    bind: dict[str, str] = {}
+
+
 class Undo(_Model):
     """The compensation of a write: which API undoes it and how its arguments are bound.
 
     Each value of ``bind`` is a JMESPath expression evaluated over
     ``{"args": <the write's arguments>, "response": <its observation>,
-    "before": <the observation of the ``before`` read>}``.
+    "before": <the observation of the ``before`` read>}``. The first of ``instead``
+    whose ``when`` is true replaces ``api`` and ``bind``.
     """
 
     api: str
     bind: dict[str, str] = {}
     before: Before | None = None
     lookup: Lookup | None = None
+    instead: list[Instead] = []
 
     @property
     def needs_response(self) -> bool:
         """Whether a binding reads the write's response (so a lost response needs ``lookup``)."""
-        return any(_reads_root(expr, "response") for expr in self.bind.values())
+        expressions = [*self.bind.values()]
+        for case in self.instead:
+            expressions += [case.when, *case.bind.values()]
+        return any(_reads_root(expr, "response") for expr in expressions)
 
 
 def _reads_root(expression: str, name: str) -> bool:
@@ -397,6 +415,8 @@ class Api(_Model):
             if self.undo.lookup:
                 expressions += [*self.undo.lookup.bind.items(),
                                 ("lookup.response", self.undo.lookup.response)]
+            for i, case in enumerate(self.undo.instead):
+                expressions += [(f"instead[{i}].when", case.when), *case.bind.items()]
             for key, expr in expressions:
                 _check_jmespath(f"undo bind {key!r}", expr)
         return self
@@ -502,10 +522,14 @@ class App(_Model):
             undo = api.undo
             if undo is None:
                 continue
-            target = by_name.get(undo.api)
-            if target is None:
-                raise ValueError(f"{api.name}: undo names unknown API {undo.api!r}")
-            _check_binding(f"{api.name}: undo", target, undo.bind)
+            for what, name, bind in [
+                ("undo", undo.api, undo.bind),
+                *((f"undo.instead[{i}]", c.api, c.bind) for i, c in enumerate(undo.instead)),
+            ]:
+                target = by_name.get(name)
+                if target is None:
+                    raise ValueError(f"{api.name}: {what} names unknown API {name!r}")
+                _check_binding(f"{api.name}: {what}", target, bind)
             if undo.before:
                 before = by_name.get(undo.before.api)
                 if before is None or before.effect != "read":

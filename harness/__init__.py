@@ -23,13 +23,21 @@ from ._dedup import PARAPHRASE_THRESHOLD, Pair, near_duplicates
 from ._embedded import DEFAULT_GGUF, EmbeddedChatModel, default_model_path
 from ._oracle import TaskRun, check_state, run_oracle, truthy
 from ._react import ReactFormatError, ReactStep, parse_react
-from ._report import html_report, load_results, markdown, plot_runs, summarize, write_report
+from ._report import (
+    html_report,
+    load_results,
+    markdown,
+    plot_runs,
+    summarize,
+    write_meta,
+    write_report,
+)
 from ._runner import TOOL_CHOICES, Runner, TaskResult, offered_tools
 from ._score import answer_matches, mentions, normalise, numbers_in, render, same_value
 from ._scoring import OPEN_PASS, Reference, TaskScore, gold_calls, score_run
 from ._splits import HELD_OUT, SHARES, assign_splits
 from ._stats import GROUPINGS, api_coverage, task_stats, task_table
-from ._stepwise import StepCase, predict_step, run_stepwise, step_cases
+from ._stepwise import StepCase, run_stepwise, step_cases
 from ._suite import (
     TASK_CASSETTES,
     TASKS_DIR,
@@ -113,7 +121,6 @@ __all__ = [
     "numbers_in",
     "parse_react",
     "plot_runs",
-    "predict_step",
     "render",
     "run_oracle",
     "run_stepwise",
@@ -126,5 +133,6 @@ __all__ = [
     "task_stats",
     "task_table",
     "truthy",
+    "write_meta",
     "write_report",
 ]

@@ -20,7 +20,8 @@ from toolbed.errors import TaskError
 
 from .metrics import ERRORS, by_scenario_and_type, pass_hat_k
 
-__all__ = ["html_report", "load_results", "markdown", "plot_runs", "summarize", "write_report"]
+__all__ = ["html_report", "load_results", "markdown", "plot_runs", "summarize", "write_meta",
+           "write_report"]
 
 
 def load_results(run_dir: str | Path) -> list[dict[str, Any]]:
@@ -188,6 +189,16 @@ def html_report(summary: dict[str, Any]) -> str:
 """
 
 
+def write_meta(run_dir: str | Path, meta: dict[str, Any]) -> None:
+    """Write what was asked for (agent, model, mode, tools, tasks) as ``run.json``.
+
+    Written when a run starts, so that a run stopped half-way still reports what it was.
+    """
+    run_dir = Path(run_dir)
+    run_dir.mkdir(parents=True, exist_ok=True)
+    (run_dir / "run.json").write_text(json.dumps(meta, indent=2) + "\n", encoding="utf-8")
+
+
 def write_report(run_dir: str | Path, meta: dict[str, Any] | None = None) -> dict[str, Any]:
     """Write results.jsonl, summary.json, summary.md and report.html into ``run_dir``;
     return the summary."""
@@ -196,11 +207,10 @@ def write_report(run_dir: str | Path, meta: dict[str, Any] | None = None) -> dic
     with (run_dir / "results.jsonl").open("w", encoding="utf-8") as out:
         for row in rows:
             out.write(json.dumps(row, ensure_ascii=False) + "\n")
-    meta_path = run_dir / "run.json"
     if meta is not None:
-        meta_path.write_text(json.dumps(meta, indent=2) + "\n", encoding="utf-8")
-    elif meta_path.is_file():
-        meta = json.loads(meta_path.read_text(encoding="utf-8"))
+        write_meta(run_dir, meta)
+    elif (run_dir / "run.json").is_file():
+        meta = json.loads((run_dir / "run.json").read_text(encoding="utf-8"))
     summary = summarize(rows, meta)
     (run_dir / "summary.json").write_text(json.dumps(summary, indent=2) + "\n",
                                           encoding="utf-8")

@@ -56,7 +56,7 @@ from .metrics import (
     step_metrics,
 )
 
-__all__ = ["PLAN_PROMPT", "REVIEW_PROMPT", "STEP_PROMPT", "StepCase", "predict_step",
+__all__ = ["PLAN_PROMPT", "REVIEW_PROMPT", "STEP_PROMPT", "StepCase",
            "run_stepwise", "step_cases"]
 
 STEP_PROMPT = SYSTEM_PROMPT + " With each tool call, say in one sentence what the call is for."
@@ -118,16 +118,6 @@ def _messages(case: StepCase, observation_cap: int, upto: int | None = None
             ToolMessage(done.observation.model_dump_json()[:observation_cap],
                         tool_call_id=call_id)]
     return messages
-
-
-def predict_step(model: BaseChatModel, case: StepCase, catalog: Catalog,
-                 offered: Sequence[str], observation_cap: int = 6000) -> AIMessage:
-    """The model's next message after the gold prefix, with ``offered`` as its tools."""
-    bound = model.bind_tools([openai_tool(catalog.api(a)) for a in offered])
-    reply = bound.invoke(_messages(case, observation_cap))
-    if not isinstance(reply, AIMessage):
-        raise TypeError(f"the model answered with a {type(reply).__name__}")
-    return reply
 
 
 def _prediction(case: StepCase, reply: AIMessage | None,

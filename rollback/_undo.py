@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import tenacity
+from jmespath.exceptions import JMESPathError
 
 from toolbed.apis import Api
 from toolbed.connectors import Observation, Runtime, bind_args, evaluate
@@ -48,9 +49,19 @@ def bind_undo(
     api: Api, args: dict[str, Any], before: Any = None, response: Any = None
 ) -> dict[str, Any]:
     """The undo call of ``api`` as ``{"api": id, "args": {...}}``; ArgumentError if unbound."""
-    assert api.undo is not None
+    undo = api.undo
+    assert undo is not None
     context = {"args": args, "before": before, "response": response}
-    return {"api": f"{api.app}.{api.undo.api}", "args": bind_args(api.undo.bind, context)}
+    name, bind = undo.api, undo.bind
+    for case in undo.instead:
+        try:
+            chosen = evaluate(case.when, context)
+        except JMESPathError as exc:
+            raise ArgumentError(f"undo condition {case.when!r} failed: {exc}") from None
+        if chosen:
+            name, bind = case.api, case.bind
+            break
+    return {"api": f"{api.app}.{name}", "args": bind_args(bind, context)}
 
 
 def undo_entry(

@@ -85,6 +85,9 @@ def test_malformed_yaml_names_file_and_line(tmp_path):
          "API 'create_note', field args.title.schema"),
         (lambda d: d["apis"][0]["undo"]["bind"].update(note_id="response.[["),
          "is not a JMESPath expression"),
+        (lambda d: d["apis"][0]["undo"].update(
+            instead=[{"when": "before.status == `200`", "api": "restore_note"}]),
+         "undo.instead[0] names unknown API 'restore_note'"),
         (lambda d: d.update(base_url="http://notes.example"),
          "must use https://"),
         (lambda d: d["apis"][1].pop("examples"),

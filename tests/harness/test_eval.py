@@ -71,6 +71,37 @@ def test_the_oracle_replays_every_committed_cassette_at_100_percent(
     assert (tmp_path / "ab.png").read_bytes()[:4] == b"\x89PNG"
 
 
+def test_an_interrupted_run_reports_what_finished_and_resumes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    block_network(monkeypatch)
+    run = tmp_path / "run"
+    args = ["eval", "--agent", "oracle", "--mode", "replay", "--app", "kinto", "--limit", "3",
+            "--run-dir", str(run)]
+    execute = Runner._execute
+    calls: list[str] = []
+
+    def ctrl_c_on_the_third(self: Runner, task: Any, *rest: Any) -> Any:
+        calls.append(task.id)
+        if len(calls) == 3:
+            raise KeyboardInterrupt
+        return execute(self, task, *rest)
+
+    monkeypatch.setattr(Runner, "_execute", ctrl_c_on_the_third)
+    stopped = CliRunner().invoke(cli, args)
+    assert stopped.exit_code == 130, stopped.output
+    assert "interrupted" in stopped.output and "--run-dir" in stopped.output
+    meta = json.loads((run / "run.json").read_text())
+    assert meta["agent"] == "oracle" and meta["mode"] == "replay" and len(meta["tasks"]) == 3
+    assert json.loads((run / "summary.json").read_text())["tasks"] == 2
+
+    monkeypatch.setattr(Runner, "_execute", execute)
+    resumed = CliRunner().invoke(cli, args)
+    assert resumed.exit_code == 0, resumed.output
+    assert "2 runs done" in " ".join(resumed.output.split())
+    assert json.loads((run / "summary.json").read_text())["tasks"] == 3
+
+
 class ScriptedOpenAI:
     """A local OpenAI-compatible server that answers chat completions from a script
     (its last reply repeats)."""

@@ -21,6 +21,8 @@ from toolbed.connectors import RunningApp, Runtime
 from toolbed.errors import IrreversibleWriteError
 from toolbed.rollback import Journal, RollbackScope, Status, UndoPolicy, diff, snapshot
 
+from ..conftest import AppPool
+
 EVENT = (
     "BEGIN:VCALENDAR\r\nVERSION:2.0\r\nPRODID:-//toolbed//tests//EN\r\nBEGIN:VEVENT\r\n"
     "UID:dentist\r\nDTSTAMP:20260101T000000Z\r\nDTSTART:20260310T080000Z\r\n"
@@ -118,6 +120,44 @@ def test_an_irreversible_write_is_refused_unless_allowed(rt: Runtime, journal: J
         assert any("bucket=bulk" in str(d) for d in report.collateral)
     finally:
         rt.call("kinto.delete_bucket", {"bucket": "bulk"})
+
+
+def test_an_upsert_is_undone_by_what_it_did(
+    catalog: Catalog, pool: AppPool, journal: Journal
+) -> None:
+    """A TiddlyWiki PUT edits a tiddler or creates it: the undo restores or deletes."""
+    with Runtime(catalog, apps=pool.only("tiddlywiki")) as rt:
+        with RollbackScope(rt, journal, verify=["tiddlywiki"]) as scope:
+            scope.call("tiddlywiki.update_tiddler", {"title": "Garden plan", "text": "tomatoes"})
+            scope.call("tiddlywiki.create_tiddler", {"title": "Shopping list", "text": "gone"})
+        report = scope.report
+        assert report is not None and report.clean, report.summary()
+        assert [e.compensation["api"] for e in report.entries if e.compensation] == [
+            "tiddlywiki.delete_tiddler", "tiddlywiki.restore_tiddler"]
+        assert rt.call("tiddlywiki.get_tiddler", {"title": "Garden plan"}).status == 404
+        shopping = rt.call("tiddlywiki.get_tiddler", {"title": "Shopping list"})
+        assert "oat milk" in shopping.body["text"]
+
+
+def test_an_overwritten_tag_and_a_moved_alias_are_set_back(
+    catalog: Catalog, pool: AppPool, journal: Journal
+) -> None:
+    model = {"name": "iris-classifier"}
+    with Runtime(catalog, apps=pool.only("mlflow")) as rt:
+        with RollbackScope(rt, journal, verify=["mlflow"]) as scope:
+            scope.call("mlflow.set_registered_model_tag", {**model, "key": "owner", "value": "me"})
+            scope.call("mlflow.set_registered_model_tag", {**model, "key": "stage", "value": "qa"})
+            scope.call("mlflow.set_registered_model_alias",
+                       {**model, "alias": "champion", "version": "1"})
+        report = scope.report
+        assert report is not None and report.clean, report.summary()
+        assert [e.compensation for e in report.entries] == [
+            {"api": "mlflow.set_registered_model_tag",
+             "args": {**model, "key": "owner", "value": "ml-platform"}},
+            {"api": "mlflow.delete_registered_model_tag", "args": {**model, "key": "stage"}},
+            {"api": "mlflow.set_registered_model_alias",
+             "args": {**model, "alias": "champion", "version": "2"}},
+        ]
 
 
 @contextmanager

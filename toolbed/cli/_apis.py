@@ -82,7 +82,10 @@ def show(api_id: str, as_json: JsonOpt = False) -> None:
     )
     if api.undo:
         binds = ", ".join(f"{k}={v}" for k, v in api.undo.bind.items())
-        console.print(f"undo: {api.undo.api}({binds})")
+        console.print(f"undo: {api.undo.api}({binds})", markup=False)
+        for case in api.undo.instead:
+            binds = ", ".join(f"{k}={v}" for k, v in case.bind.items())
+            console.print(f"  instead, when {case.when}: {case.api}({binds})", markup=False)
     elif api.irreversible:
         console.print(f"irreversible: {api.irreversible}")
 

@@ -31,6 +31,7 @@ from toolbed.harness import (
     plot_runs,
     run_stepwise,
     summarize,
+    write_meta,
     write_report,
 )
 from toolbed.harness.metrics import embedding_similarity, llm_judge
@@ -168,6 +169,7 @@ def eval_(
             "retriever": model_name(index.model) if index else None, "judge": judge,
             "trials": trials,
             "tasks": [t.id for t in chosen]}
+    write_meta(run_dir, meta)
     started: dict[str, RunningApp] = {}        # apps this command starts, and stops
 
     def restart(app: RunningApp) -> RunningApp:
@@ -194,12 +196,22 @@ def eval_(
             bar = progress.add_task(f"{chosen_agent.name} ({run_mode.value})", total=len(todo))
             for _ in runner.run(chosen, workers):
                 progress.advance(bar)
+    except KeyboardInterrupt:
+        interrupted = True
+    else:
+        interrupted = False
     finally:
         for app in started.values():
             stop_app(app)
+    if interrupted and not (run_dir / "results.db").is_file():
+        raise typer.Exit(130)
     summary = write_report(run_dir, meta)
     console.print(markdown(summary), markup=False, highlight=False)
     console.print(f"results in {run_dir}")
+    if interrupted:
+        console.print(f"interrupted: the report covers the finished runs; "
+                      f"`toolbed eval --run-dir {run_dir}` with the same options resumes")
+        raise typer.Exit(130)
 
 
 def _step_by_step(agent: Agent, catalog: Catalog, tasks: list[Task], mode: Mode,
