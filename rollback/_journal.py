@@ -69,6 +69,8 @@ class Entry(BaseModel):
     compensation: dict[str, Any] | None = None
     """The bound undo: ``{"api": id, "args": {...}}``."""
     http_status: int | None = None
+    instance: str | None = None
+    """The data dir of the self-hosted app instance the write went to."""
     attempts: int = 0
     error: str | None = None
     created: str
@@ -121,11 +123,14 @@ class Journal:
                 "mode": str, "pid": int, "status": str, "args": str, "before": str,
                 "response": str, "compensation": str, "http_status": int,
                 "attempts": int, "error": str, "created": str, "updated": str,
+                "instance": str,
             },
             pk="seq",
             not_null={"run_id", "app", "api", "mode", "status", "args", "created", "updated"},
             if_not_exists=True,
         )
+        if "instance" not in self._table.columns_dict:   # a journal from before the column
+            self._table.add_column("instance", str)
         self._table.create_index(["status"], if_not_exists=True)
         self._table.create_index(["run_id"], if_not_exists=True)
 
@@ -138,6 +143,7 @@ class Journal:
         self, *, run_id: str, task_id: str | None, app: str, api: str, mode: str,
         args: dict[str, Any], before: dict[str, Any] | None = None,
         compensation: dict[str, Any] | None = None, status: Status = Status.PENDING,
+        instance: str | None = None,
     ) -> int:
         """Journal a write that is about to be sent; return its sequence number."""
         now = _now()
@@ -145,6 +151,7 @@ class Journal:
             "run_id": run_id, "task_id": task_id, "app": app, "api": api, "mode": mode,
             "pid": os.getpid(), "status": str(status), "args": args, "before": before,
             "compensation": compensation, "attempts": 0, "created": now, "updated": now,
+            "instance": instance,
         }
         with self._lock:
             table = self._table.insert(_encode(row))

@@ -4,12 +4,15 @@ A run killed with SIGKILL (or a crashed machine, or an undo that failed because 
 was down) leaves entries that still owe an undo: ``applied`` ones with a bound undo,
 ``failed`` ones to retry, and ``pending`` ones that may or may not have reached the
 app, which the declared lookup settles. ``recover`` undoes them newest first, across
-runs, against the apps that are running now.
+runs, against the apps that are running now, but only on the instance each write went
+to: a self-hosted app keeps its data in a temporary dir, so a write to an instance
+whose dir is gone went with it, and one to another instance that still exists waits.
 """
 
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 from toolbed.connectors import Mode, Runtime
 from toolbed.connectors.launchers import process_alive
@@ -51,6 +54,26 @@ def recover(
             journal.update(entry.seq, Status.NOOP, error="journalled in replay: nothing was sent")
             done.append(journal.get(entry.seq))
             continue
+        elsewhere = _elsewhere(runtime, entry)
+        if elsewhere is not None:
+            gone = not Path(elsewhere).exists()
+            journal.update(
+                entry.seq, Status.NOOP if gone else entry.status,
+                error=f"{entry.app}'s instance with data in {elsewhere} is gone, and the write "
+                "with it: nothing left to undo" if gone else
+                f"written to the {entry.app} instance with data in {elsewhere}, not the one "
+                "running now; recover while that instance is the one running",
+            )
+            done.append(journal.get(entry.seq))
+            continue
         done.append(undo_entry(runtime, journal, entry, policy))
     return done
+
+
+def _elsewhere(runtime: Runtime, entry: Entry) -> str | None:
+    """The data dir of the instance the entry's write went to, if not the running one."""
+    running = runtime.apps.get(entry.app)
+    if entry.instance is None or (running is not None and running.data_dir == entry.instance):
+        return None
+    return entry.instance
 

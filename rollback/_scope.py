@@ -210,9 +210,13 @@ class RollbackScope:
         return obs
 
     def _begin(self, api: Api, args: dict[str, Any], **fields: Any) -> int:
+        running = self.runtime.apps.get(api.app)
         return self.journal.begin(
             run_id=self.run_id, task_id=self.task_id, app=api.app, api=api.id,
-            mode=self.runtime.mode.value, args=args, **fields,
+            mode=self.runtime.mode.value, args=args,
+            instance=running.data_dir if running and self.runtime.mode is not Mode.REPLAY
+            else None,
+            **fields,
         )
 
     def _settle(

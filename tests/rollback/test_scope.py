@@ -19,7 +19,15 @@ from toolbed.apis import App, Catalog
 from toolbed.cli import app as cli
 from toolbed.connectors import RunningApp, Runtime
 from toolbed.errors import IrreversibleWriteError
-from toolbed.rollback import Journal, RollbackScope, Status, UndoPolicy, diff, snapshot
+from toolbed.rollback import (
+    Journal,
+    RollbackScope,
+    Status,
+    UndoPolicy,
+    diff,
+    recover,
+    snapshot,
+)
 
 from ..conftest import AppPool
 
@@ -158,6 +166,31 @@ def test_an_overwritten_tag_and_a_moved_alias_are_set_back(
             {"api": "mlflow.set_registered_model_alias",
              "args": {**model, "alias": "champion", "version": "2"}},
         ]
+
+
+def test_recovery_undoes_a_write_only_on_the_instance_it_went_to(
+    rt: Runtime, journal: Journal, tmp_path: Path
+) -> None:
+    with RollbackScope(rt, journal, verify=["kinto"]) as scope:
+        scope.call("kinto.create_bucket", {"bucket": "left-open"})
+        entry = journal.entries(run_id=scope.run_id)[0]
+        assert entry.instance == rt.apps["kinto"].data_dir
+        # as if the process had died here, and the same write had gone to two other
+        # instances: one stopped since (its data dir deleted), one still up elsewhere
+        other = tmp_path / "other-kinto"
+        other.mkdir()
+        for instance in (str(tmp_path / "stopped-kinto"), str(other)):
+            seq = journal.begin(run_id="dead", task_id=None, app="kinto",
+                                api="kinto.create_bucket", mode="live",
+                                args={"bucket": "left-open"}, instance=instance)
+            journal.update(seq, Status.APPLIED, compensation=entry.compensation)
+        done = recover(rt, journal, run_id="dead", include_live=True)
+        assert rt.call("kinto.get_bucket", {"bucket": "left-open"}).status == 200  # untouched
+
+    assert [e.status for e in done] == [Status.APPLIED, Status.NOOP]
+    assert "not the one running now" in (done[0].error or "")
+    assert "is gone" in (done[1].error or "")
+    assert scope.report is not None and scope.report.clean, scope.report.summary()
 
 
 @contextmanager
