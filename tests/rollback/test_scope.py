@@ -193,6 +193,26 @@ def test_recovery_undoes_a_write_only_on_the_instance_it_went_to(
     assert scope.report is not None and scope.report.clean, scope.report.summary()
 
 
+def test_an_undo_that_landed_unjournalled_is_not_reported_failed(
+    rt: Runtime, journal: Journal
+) -> None:
+    event = {"user": "alice", "calendar": "landed", "uid": "dentist"}
+    with RollbackScope(rt, journal, verify=["radicale"],
+                       policy=UndoPolicy(attempts=1)) as scope:
+        scope.call("radicale.create_calendar", {
+            "user": "alice", "calendar": "landed", "displayname": "Landed"})
+        created = scope.call("radicale.create_event", {**event, "ics": EVENT})
+        scope.call("radicale.update_event", {**event, "etag": created.headers["etag"],
+                                             "ics": EVENT.replace("Dentist", "Moved")})
+        undo = journal.entries(run_id=scope.run_id)[-1].compensation
+        assert undo is not None and rt.call(undo["api"], undo["args"]).ok  # as if cut off
+
+    report = scope.report
+    assert report is not None and report.clean, report.summary()
+    update = report.entries[-1]
+    assert update.status is Status.COMPENSATED and "had landed" in (update.error or "")
+
+
 @contextmanager
 def stopped(app: RunningApp) -> Iterator[None]:
     """Freeze the app's processes (SIGSTOP): connections hang, nothing answers."""
