@@ -55,15 +55,16 @@ def recover(
             done.append(journal.get(entry.seq))
             continue
         elsewhere = _elsewhere(runtime, entry)
+        if elsewhere is not None and not Path(elsewhere).exists():
+            journal.update(entry.seq, Status.NOOP, error=(
+                f"{entry.app}'s instance with data in {elsewhere} is gone, and the write "
+                "with it: nothing left to undo"))
+            done.append(journal.get(entry.seq))
+            continue
         if elsewhere is not None:
-            gone = not Path(elsewhere).exists()
-            journal.update(
-                entry.seq, Status.NOOP if gone else entry.status,
-                error=f"{entry.app}'s instance with data in {elsewhere} is gone, and the write "
-                "with it: nothing left to undo" if gone else
+            journal.update(entry.seq, entry.status, error=(
                 f"written to the {entry.app} instance with data in {elsewhere}, not the one "
-                "running now; recover while that instance is the one running",
-            )
+                "running now; recover while that instance is the one running"))
             done.append(journal.get(entry.seq))
             continue
         done.append(undo_entry(runtime, journal, entry, policy))

@@ -28,12 +28,12 @@ from typing import Any
 from pydantic import BaseModel
 
 from toolbed.apis import Api, Catalog
-from toolbed.connectors import AGENT_ERRORS, Mode, Observation, Runtime, bind_args
+from toolbed.connectors import AGENT_ERRORS, Mode, Observation, Runtime
 from toolbed.errors import ArgumentError, CassetteError, IrreversibleWriteError, ToolbedError
 
 from ._journal import OPEN, Entry, Journal, Status
 from ._probe import Difference, Snapshot, diff, snapshot
-from ._undo import UndoPolicy, bind_undo, undo_entry
+from ._undo import UndoPolicy, bind_undo, read_before, undo_entry
 
 __all__ = ["RollbackReport", "RollbackScope"]
 
@@ -185,11 +185,7 @@ class RollbackScope:
                                 response=obs.bindable())
             return obs
 
-        before = None
-        if api.undo.before is not None:
-            read = api.undo.before
-            before_args = bind_args(read.bind, {"args": safe_args})
-            before = rt.call(f"{api.app}.{read.api}", before_args).bindable()
+        before = read_before(rt, api, safe_args)
         compensation = None
         if not api.undo.needs_response:
             try:

@@ -24,7 +24,7 @@ from toolbed.errors import ArgumentError, ToolbedError
 
 from ._journal import Entry, Journal, Status
 
-__all__ = ["UndoPolicy", "bind_undo", "undo_entry"]
+__all__ = ["UndoPolicy", "bind_undo", "read_before", "undo_entry"]
 
 _ABSENT = (404, 410)
 """Answers to a DELETE undo that mean the object is already gone: nothing left to undo."""
@@ -171,15 +171,22 @@ def _back_as_before(runtime: Runtime, api: Api, entry: Entry) -> bool:
     sent again is then refused (a stale If-Match gets 412). If the object already reads
     as it did before the write, the undo did its job and nothing is left to undo.
     """
-    read = api.undo.before if api.undo else None
-    if read is None or entry.before is None:
+    if entry.before is None:
         return False
     try:
-        now = runtime.call(f"{api.app}.{read.api}", bind_args(read.bind, {"args": entry.args}))
+        now = read_before(runtime, api, entry.args)
     except ToolbedError:
         return False
-    then = entry.before
-    return bool(now.ok) and now.status == then.get("status") and now.body == then.get("body")
+    return now is not None and now["status"] in range(200, 300) and (
+        now["status"], now["body"]) == (entry.before.get("status"), entry.before.get("body"))
+
+
+def read_before(runtime: Runtime, api: Api, args: dict[str, Any]) -> dict[str, Any] | None:
+    """The observation of the write's ``undo.before`` read (None if it declares none)."""
+    read = api.undo.before if api.undo else None
+    if read is None:
+        return None
+    return runtime.call(f"{api.app}.{read.api}", bind_args(read.bind, {"args": args})).bindable()
 
 
 def _method(runtime: Runtime, api_id: str) -> str:

@@ -81,11 +81,13 @@ def show(api_id: str, as_json: JsonOpt = False) -> None:
         ],
     )
     if api.undo:
-        binds = ", ".join(f"{k}={v}" for k, v in api.undo.bind.items())
-        console.print(f"undo: {api.undo.api}({binds})", markup=False)
+        def call(name: str, bind: dict[str, str]) -> str:
+            return f"{name}({', '.join(f'{k}={v}' for k, v in bind.items())})"
+
+        console.print(f"undo: {call(api.undo.api, api.undo.bind)}", markup=False)
         for case in api.undo.instead:
-            binds = ", ".join(f"{k}={v}" for k, v in case.bind.items())
-            console.print(f"  instead, when {case.when}: {case.api}({binds})", markup=False)
+            console.print(f"  instead, when {case.when}: {call(case.api, case.bind)}",
+                          markup=False)
     elif api.irreversible:
         console.print(f"irreversible: {api.irreversible}")
 
