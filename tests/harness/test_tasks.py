@@ -280,6 +280,14 @@ def test_record_then_replay_offline_from_the_command_line(
     assert replayed.exit_code == 0, replayed.output
     assert json.loads(replayed.output) == {"total": 3, "passed": 3, "failed": []}
 
+    # recording again while kinto is down fails, and keeps the cassettes it had
+    before = {p.name: p.read_bytes() for p in (cassettes / "kinto").iterdir()}
+    monkeypatch.setenv("TOOLBED_HOME", str(tmp_path / "nothing-running"))
+    down = runner.invoke(cli, ["tasks", "record", "--tasks", str(path),
+                               "--cassettes", str(cassettes)])
+    assert down.exit_code == 1 and "kinto is not running" in down.output
+    assert {p.name: p.read_bytes() for p in (cassettes / "kinto").iterdir()} == before
+
 
 ITEM = {"id": "a 1", "title": "Milk", "rank": 4}
 

@@ -145,7 +145,9 @@ def record(
 ) -> None:
     """Run the oracle live on each task and record it into cassettes/tasks/<app>/<id>.yaml.
 
-    A task that fails keeps no cassette; exit 1 if any did. A task not yet verified
+    Each task records into a new file that replaces its cassette only when the run passes,
+    so a task that fails (or an app that is down) leaves the committed cassette as it was;
+    exit 1 if any failed. A task not yet verified
     (`verified: false`, the hosted tier) that passes is marked verified in its file.
     """
     suite, chosen = _select(tasks, app_, type_, split, id_, tier)
@@ -157,11 +159,15 @@ def record(
 
     def one(task: Task) -> TaskRun:
         path = task_cassette(task, cassettes)
-        path.unlink(missing_ok=True)
-        with Runtime(suite.catalog, mode=Mode.RECORD, cassette=path) as runtime:
-            run = run_oracle(runtime, task, restart=_restart)
-        if not run.ok:
-            path.unlink(missing_ok=True)
+        fresh = path.with_name(f".{path.stem}.recording{path.suffix}")
+        fresh.unlink(missing_ok=True)
+        try:
+            with Runtime(suite.catalog, mode=Mode.RECORD, cassette=fresh) as runtime:
+                run = run_oracle(runtime, task, restart=_restart)
+            if run.ok:
+                fresh.replace(path)
+        finally:
+            fresh.unlink(missing_ok=True)
         return run
 
     runs = _run_all(chosen, one, "recording")
