@@ -107,6 +107,8 @@ class Cassette:
         """``origins()`` maps each live origin to its canonical one, read at match time;
         ``secret_params`` are query parameters that carry credentials (dropped)."""
         self.path = Path(path)
+        self._recording = self.path.with_name(f".{self.path.stem}.recording{self.path.suffix}")
+        self._keep = True
         self._secret_params = secret_params
         self.mode = parse_mode(mode)
         self._origins = origins
@@ -123,7 +125,8 @@ class Cassette:
             )
         if self.mode is Mode.RECORD:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            self.path.unlink(missing_ok=True)
+            self._recording.unlink(missing_ok=True)
+            self._keep = True
         recorder = vcr.VCR(
             serializer="yaml",
             record_mode=RecordMode.NONE if self.mode is Mode.REPLAY else RecordMode.ALL,
@@ -133,14 +136,34 @@ class Cassette:
             decode_compressed_response=True,
         )
         recorder.register_matcher("json_body", json_body)
-        self._context = recorder.use_cassette(str(self.path), allow_playback_repeats=False)
+        target = self._recording if self.mode is Mode.RECORD else self.path
+        self._context = recorder.use_cassette(str(target), allow_playback_repeats=False)
         self._context.__enter__()
         return self
 
     def __exit__(self, *exc_info: Any) -> None:
-        if self._context is not None:
-            context, self._context = self._context, None
-            context.__exit__(*exc_info)
+        """Stop; a recording replaces the cassette only if it ended without an error.
+
+        A recording goes to a hidden file next to the cassette, so a run that fails half
+        way (an app that is down, Ctrl-C, a ``discard``) leaves the earlier cassette as it
+        was; a clean run that recorded nothing leaves no cassette.
+        """
+        if self._context is None:
+            return
+        context, self._context = self._context, None
+        context.__exit__(*exc_info)
+        if self.mode is not Mode.RECORD:
+            return
+        if self._keep and not any(exc_info):
+            if self._recording.is_file():
+                self._recording.replace(self.path)
+            else:
+                self.path.unlink(missing_ok=True)
+        self._recording.unlink(missing_ok=True)
+
+    def discard(self) -> None:
+        """Drop this recording at exit and keep the earlier cassette (a run that failed)."""
+        self._keep = False
 
     @staticmethod
     def miss(exc: CannotOverwriteExistingCassetteException, path: Path) -> ReplayMissError:

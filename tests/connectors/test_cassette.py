@@ -83,6 +83,33 @@ def test_each_recording_plays_once_in_order(demo_catalog, tmp_path):
             rt.call("demo.get_item", {"item_id": "it-1"})
 
 
+def test_a_recording_that_fails_or_is_discarded_keeps_the_earlier_cassette(
+    demo_catalog, tmp_path
+):
+    path = tmp_path / "run.yaml"
+    record(demo_catalog, path, CALLS[1:2])
+    earlier = path.read_bytes()
+
+    with pytest.raises(RuntimeError), Runtime(
+        demo_catalog, mode="record", cassette=path, env={"DEMO_API_KEY": KEY},
+        transport=httpx.MockTransport(server),
+    ) as rt:
+        rt.call(*CALLS[0])
+        raise RuntimeError("the run broke half way")
+    assert path.read_bytes() == earlier
+
+    with Runtime(demo_catalog, mode="record", cassette=path, env={"DEMO_API_KEY": KEY},
+                 transport=httpx.MockTransport(server)) as rt:
+        rt.call(*CALLS[0])
+        assert rt.cassette is not None
+        rt.cassette.discard()
+    assert path.read_bytes() == earlier
+    assert [p.name for p in tmp_path.iterdir()] == ["run.yaml"]
+
+    record(demo_catalog, path, CALLS[:1])
+    assert path.read_bytes() != earlier
+
+
 def test_missing_cassette(demo_catalog, tmp_path):
     with pytest.raises(CassetteNotFoundError) as err:
         Runtime(demo_catalog, mode="replay", cassette=tmp_path / "nope.yaml").open()

@@ -145,10 +145,10 @@ def record(
 ) -> None:
     """Run the oracle live on each task and record it into cassettes/tasks/<app>/<id>.yaml.
 
-    Each task records into a new file that replaces its cassette only when the run passes,
-    so a task that fails (or an app that is down) leaves the committed cassette as it was;
-    exit 1 if any failed. A task not yet verified
-    (`verified: false`, the hosted tier) that passes is marked verified in its file.
+    A recording replaces a task's cassette only when the run passes, so a task that fails
+    (or an app that is down) leaves the committed cassette as it was; exit 1 if any failed.
+    A task not yet verified (`verified: false`, the hosted tier) that passes is marked
+    verified in its file.
     """
     suite, chosen = _select(tasks, app_, type_, split, id_, tier)
     unverified = [t for t in chosen if not t.verified]
@@ -158,16 +158,11 @@ def record(
             "internet services with your keys); add --live to run them, or --tier selfhosted")
 
     def one(task: Task) -> TaskRun:
-        path = task_cassette(task, cassettes)
-        fresh = path.with_name(f".{path.stem}.recording{path.suffix}")
-        fresh.unlink(missing_ok=True)
-        try:
-            with Runtime(suite.catalog, mode=Mode.RECORD, cassette=fresh) as runtime:
-                run = run_oracle(runtime, task, restart=_restart)
-            if run.ok:
-                fresh.replace(path)
-        finally:
-            fresh.unlink(missing_ok=True)
+        with Runtime(suite.catalog, mode=Mode.RECORD,
+                     cassette=task_cassette(task, cassettes)) as runtime:
+            run = run_oracle(runtime, task, restart=_restart)
+            if not run.ok and runtime.cassette is not None:
+                runtime.cassette.discard()
         return run
 
     runs = _run_all(chosen, one, "recording")
