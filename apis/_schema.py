@@ -348,6 +348,23 @@ class Api(_Model):
     )
     docs: str | None = None
     examples: list[Example] = []
+    queries: list[str] = Field(
+        [], description="Requests a user would make that this API serves, in plain words "
+        "with concrete values; the retriever indexes them beside the description.",
+    )
+
+    @field_validator("queries")
+    @classmethod
+    def _queries(cls, queries: list[str]) -> list[str]:
+        seen: set[str] = set()
+        for query in queries:
+            text = " ".join(query.split())
+            if not 10 <= len(text) <= 300:
+                raise ValueError(f"query {query!r} must be a request of 10 to 300 characters")
+            if text.lower() in seen:
+                raise ValueError(f"query {query!r} appears twice")
+            seen.add(text.lower())
+        return queries
 
     @property
     def id(self) -> str:

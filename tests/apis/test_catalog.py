@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from toolbed.apis import Catalog
 
 
@@ -24,6 +26,21 @@ def test_every_api_has_docs_and_a_json_schema(catalog: Catalog):
         schema = api.parameters
         assert schema["type"] == "object" and schema["additionalProperties"] is False
         assert set(schema["required"]) <= set(schema["properties"])
+
+
+def test_every_api_has_example_requests_in_plain_words(catalog: Catalog):
+    """The retriever indexes them (document expansion): a few per API, each its own, none
+    naming an API the way code does."""
+    for app in catalog.apps.values():
+        names = {api.name for api in app.apis}
+        seen: dict[str, str] = {}
+        for api in app.apis:
+            assert len(api.queries) >= 3, f"{api.id}: write at least 3 example requests"
+            for query in api.queries:
+                words = set(re.findall(r"[a-z0-9_]+", query.lower()))
+                assert not {n for n in names if "_" in n} & words, f"{api.id}: {query!r}"
+                assert seen.setdefault(query.lower(), api.id) == api.id, \
+                    f"{query!r} is an example of both {seen[query.lower()]} and {api.id}"
 
 
 def test_every_write_declares_its_undo_or_why_not(catalog: Catalog):
