@@ -39,8 +39,18 @@ _OPTIONS = jmespath.Options(custom_functions=_Functions())
 
 
 def evaluate(expression: str, data: Any) -> Any:
-    """Evaluate one JMESPath expression (with toolbed's extra functions) over ``data``."""
-    return jmespath.search(expression, data, options=_OPTIONS)
+    """Evaluate one JMESPath expression (with toolbed's extra functions) over ``data``.
+
+    A function handed the wrong kind of value (``merge`` over a list, when an app
+    answered a write made with odd arguments in an unexpected shape) fails inside
+    jmespath with Python's own ValueError or TypeError; it is raised as a JMESPathError,
+    so that callers see one error type for an expression that does not fit the data."""
+    try:
+        return jmespath.search(expression, data, options=_OPTIONS)
+    except JMESPathError:
+        raise
+    except (ValueError, TypeError) as exc:
+        raise JMESPathError(f"{expression!r} does not fit the data ({exc})") from None
 
 
 def bind_args(
