@@ -3,8 +3,10 @@
 ``results.db``.
 
 The summary holds the mean of every score, CToolEval's tables (tool matching rate and
-completion per scenario and answer type), the means per app, the error counts, and
-pass^k for every k up to the number of trials.
+completion per scenario and answer type), the means per app, the error counts, pass^k
+for every k up to the number of trials, and the retrieval misses: per answer type, how
+many failed runs were never offered one of their gold tools, so that a score can be
+split between the agent and the retriever that chose its tools.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from toolbed.errors import TaskError
 from .metrics import ERRORS, by_scenario_and_type, pass_hat_k
 
 __all__ = ["html_report", "load_results", "markdown", "plot_runs", "summarize", "write_meta",
-           "write_report"]
+           "retrieval_misses", "write_report"]
 
 
 def load_results(run_dir: str | Path) -> list[dict[str, Any]]:
@@ -71,7 +73,23 @@ def summarize(rows: list[dict[str, Any]], meta: dict[str, Any] | None = None) ->
         "pass_hat_k": {str(k): round(pass_hat_k(list(trials.values()), k), 4)
                        for k in range(1, most + 1)} if trials else {},
         "problems": sum(1 for r in rows if r["problems"]),
+        "retrieval_misses": retrieval_misses(rows),
     }
+
+
+def retrieval_misses(rows: list[dict[str, Any]]) -> dict[str, dict[str, int]]:
+    """Per answer type (and ``all``): the failed runs, and how many of them lacked a gold
+    tool among the tools the agent was offered (``gold_offered`` below 1)."""
+    out: dict[str, dict[str, int]] = {}
+    for row in rows:
+        if row["success"]:
+            continue
+        missed = int(row["scores"].get("gold_offered", 1.0) < 1.0)
+        for key in (row["type"], "all"):
+            cell = out.setdefault(key, {"failed": 0, "missed": 0})
+            cell["failed"] += 1
+            cell["missed"] += missed
+    return dict(sorted(out.items(), key=lambda item: item[0] == "all"))
 
 
 def markdown(summary: dict[str, Any]) -> str:
@@ -99,6 +117,11 @@ def markdown(summary: dict[str, Any]) -> str:
                                              for k, v in summary["pass_hat_k"].items())]
     lines += ["", "## Errors", "", "| error | count |", "|---|---|"]
     lines += [f"| {name} | {count} |" for name, count in summary["errors"].items()]
+    lines += ["", "## Retrieval misses", "",
+              "Failed runs whose offered tools lacked a gold tool: the retriever's share.", "",
+              "| answer type | failed | gold tool not offered |", "|---|---|---|"]
+    lines += [f"| {kind} | {cell['failed']} | {cell['missed']} |"
+              for kind, cell in summary.get("retrieval_misses", {}).items()]
     return "\n".join(lines) + "\n"
 
 
@@ -178,6 +201,9 @@ def html_report(summary: dict[str, Any]) -> str:
                    for n, v in summary["metrics"].items())
     errors = "".join(f"<tr><td>{html.escape(n)}</td><td>{c}</td></tr>"
                      for n, c in summary["errors"].items())
+    misses = "".join(f"<tr><td>{html.escape(kind)}</td><td>{cell['failed']}</td>"
+                     f"<td>{cell['missed']}</td></tr>"
+                     for kind, cell in summary.get("retrieval_misses", {}).items())
     title = html.escape(markdown(summary).splitlines()[0].lstrip("# "))
     return f"""<!doctype html><html><head><meta charset="utf-8"><title>{title}</title>
 <style>body{{font-family:sans-serif;max-width:60em;margin:2em auto}}td{{padding:0 1em}}</style>
@@ -185,7 +211,10 @@ def html_report(summary: dict[str, Any]) -> str:
 <h2>By scenario and answer type</h2>{_inline(_figure(by_type))}
 <h2>By app</h2>{_inline(_figure(by_app))}
 <h2>Metrics (mean over runs)</h2><table>{rows}</table>
-<h2>Errors</h2><table>{errors}</table></body></html>
+<h2>Errors</h2><table>{errors}</table>
+<h2>Retrieval misses</h2><p>Failed runs whose offered tools lacked a gold tool.</p>
+<table><tr><th>answer type</th><th>failed</th><th>gold tool not offered</th></tr>{misses}
+</table></body></html>
 """
 
 

@@ -127,6 +127,9 @@ def score_run(
                       sats=soft_averaged_turn_success(turns), tpr=task_process_rate(turns))
     if trajectory.outputs:
         scores["format_alignment"] = format_alignment(trajectory.outputs)
+    if trajectory.offered:      # how much of the gold chain the agent could reach at all
+        chain = {step.api for step in task.chain}
+        scores["gold_offered"] = len(chain & set(trajectory.offered)) / len(chain)
     unfinished = trajectory.answer is None or (
         task.answer.type == "operational" and not _state_changed(reference))
     errors = error_taxonomy(calls, gold, trajectory.format_errors,

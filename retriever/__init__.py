@@ -7,29 +7,44 @@
     index.build(tool_documents(load_catalog()))
     index.search("will it rain in Berlin tomorrow", k=5)   # [Hit(api=..., score=...)]
 
-Train on the task suite's train split, then score BM25, the default model and the
-trained one side by side (``compare``), or serve the index to a LangChain agent
-(``ToolRetriever``, ``ToolSelector``).
+Behind ``search`` runs a pipeline whose every stage can be switched off (``Pipeline``):
+documents expanded with example requests, dense and BM25 rankings fused, optionally
+the best apps first. Train on
+the task suite's train split, then score BM25, the untrained model, the trained one
+and each stage's ablation side by side (``compare``), or serve the index to a
+LangChain agent (``ToolRetriever``, ``ToolSelector``).
 """
 
 from ._dataset import EvalSet, load_eval_set
-from ._documents import TEMPLATE, ToolDocument, tool_document, tool_documents
-from ._evaluate import BM25, KS, Ranker, compare, evaluate, score_rankings
-from ._index import BuildReport, Hit, ToolIndex, default_index_dir
+from ._documents import PLAIN_TEMPLATE, TEMPLATE, ToolDocument, tool_document, tool_documents
+from ._evaluate import KS, Ranker, Variant, ablations, baselines, compare, evaluate, score_rankings
+from ._index import BuildReport, ToolIndex, default_index_dir
 from ._langchain import ToolRetriever, ToolSelector
+from ._lexical import BM25
 from ._metrics import comp_at_k, mrr, ndcg_at_k, rank, recall_at_k
 from ._model import DEFAULT_MODEL, load_model, model_name
+from ._pipeline import STAGES, Hit, Pipeline, keep_best_apps, reciprocal_rank_fusion
 from ._plot import plot_ndcg
-from ._train import TrainingExample, TrainReport, default_model_dir, train, training_examples
+from ._train import (
+    TrainingExample,
+    TrainReport,
+    default_model_dir,
+    dev_ndcg,
+    train,
+    training_examples,
+)
 
 __all__ = [
     "BM25",
     "DEFAULT_MODEL",
     "KS",
+    "PLAIN_TEMPLATE",
+    "STAGES",
     "TEMPLATE",
     "BuildReport",
     "EvalSet",
     "Hit",
+    "Pipeline",
     "Ranker",
     "ToolDocument",
     "ToolIndex",
@@ -37,11 +52,16 @@ __all__ = [
     "ToolSelector",
     "TrainReport",
     "TrainingExample",
+    "Variant",
+    "ablations",
+    "baselines",
     "comp_at_k",
     "compare",
     "default_index_dir",
     "default_model_dir",
+    "dev_ndcg",
     "evaluate",
+    "keep_best_apps",
     "load_eval_set",
     "load_model",
     "model_name",
@@ -50,6 +70,7 @@ __all__ = [
     "plot_ndcg",
     "rank",
     "recall_at_k",
+    "reciprocal_rank_fusion",
     "score_rankings",
     "tool_document",
     "tool_documents",

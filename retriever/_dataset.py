@@ -33,6 +33,8 @@ class EvalSet:
     queries: list[str]
     relevant: list[set[str]]
     documents: list[ToolDocument]
+    plain: list[ToolDocument] | None = None
+    """The documents without example requests (the catalog's), for the ablation."""
 
 
 def _lines(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:

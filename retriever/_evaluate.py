@@ -1,23 +1,28 @@
 """Score retrievers on tasks: each task's query against its gold APIs, over the whole
 catalog as the corpus (as ToolLLM does), with NDCG@k, Recall@k, COMP@k and MRR.
 
-Two retrievers come with it: the embedding index (``ToolIndex``) and BM25 over the
-same documents (bm25s), the lexical baseline the papers report beside their models.
+A row of a comparison is a ``Variant``: an embedding model and the pipeline stages that
+run. ``baselines`` gives the rows the papers report (BM25 and the
+untrained encoder, on documents without example requests), ``ablations`` the full
+pipeline with each stage switched off in turn, so one table shows what each stage adds.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Protocol
 
 from ._dataset import EvalSet
-from ._documents import ToolDocument
-from ._index import Hit, ToolIndex
+from ._index import ToolIndex
+from ._lexical import BM25
 from ._metrics import comp_at_k, mrr, ndcg_at_k, recall_at_k
 from ._model import model_name
+from ._pipeline import STAGES, Hit, Pipeline
 
-__all__ = ["BM25", "KS", "Ranker", "compare", "evaluate", "score_rankings"]
+__all__ = ["BM25", "KS", "Ranker", "Variant", "ablations", "baselines", "compare", "evaluate",
+           "score_rankings"]
 
 KS = (1, 3, 5, 10)
 """The cut-offs the papers report (ToolLLM and CToolEval: 1, 3, 5) and 10."""
@@ -27,25 +32,35 @@ class Ranker(Protocol):
     def search_many(self, queries: Sequence[str], k: int = 5) -> list[list[Hit]]: ...
 
 
-class BM25:
-    """BM25 (bm25s, Lucene variant) over the tool documents' text."""
+@dataclass(frozen=True)
+class Variant:
+    """One retriever to score: a model (None: the default) and its pipeline."""
 
-    def __init__(self, documents: Sequence[ToolDocument]):
-        import bm25s
+    name: str
+    model: str | Path | None = None
+    pipeline: Pipeline = Pipeline()
 
-        self.ids = [d.id for d in documents]
-        self.model = bm25s.BM25()
-        self.model.index(bm25s.tokenize([d.text for d in documents], stopwords="en",
-                                        show_progress=False), show_progress=False)
 
-    def search_many(self, queries: Sequence[str], k: int = 5) -> list[list[Hit]]:
-        import bm25s
+def baselines(model: str | Path | None = None) -> list[Variant]:
+    """BM25 alone and the untrained encoder alone, both on the documents without example
+    requests: the retriever as it was before the pipeline, and the papers' baselines."""
+    plain = Pipeline(expansion=False, lexical=False, apps=0)
+    return [Variant("bm25", model, replace(plain, dense=False, lexical=True)),
+            Variant(model_name(model), model, plain)]
 
-        k = min(k, len(self.ids))
-        tokens = bm25s.tokenize(list(queries), stopwords="en", show_progress=False)
-        found, scores = self.model.retrieve(tokens, k=k, show_progress=False)
-        return [[Hit(self.ids[int(i)], float(s)) for i, s in zip(row, srow, strict=True)]
-                for row, srow in zip(found, scores, strict=True)]
+
+def ablations(best: Variant) -> list[Variant]:
+    """``best`` and, for each stage it runs, the same with that stage off (and, when
+    ``best`` ranks flat, with the app-first stage on). Each row is named by its model
+    and the stages that are on."""
+    pipelines = [best.pipeline.without(stage) for stage in STAGES
+                 if getattr(best.pipeline, stage)
+                 and not (stage == "dense" and not best.pipeline.lexical)
+                 and not (stage == "lexical" and not best.pipeline.dense)]
+    if not best.pipeline.apps:
+        pipelines.append(replace(best.pipeline, apps=2))
+    return [best] + [replace(best, name=f"{model_name(best.model)} {p.name}", pipeline=p)
+                     for p in pipelines]
 
 
 def score_rankings(
@@ -74,21 +89,30 @@ def evaluate(
 
 
 def compare(
-    evalset: EvalSet, models: Sequence[str | Path | None] = (None,), bm25: bool = True,
-    path: str | Path | None = None, url: str | None = None, collection: str = "tools",
+    evalset: EvalSet, variants: Sequence[Variant], path: str | Path | None = None,
+    url: str | None = None, collection: str = "tools",
     ks: Sequence[int] = tuple(range(1, 11)),
 ) -> dict[str, dict[str, float]]:
-    """Score BM25 and each embedding model (None: the default, untrained one) on the
-    same queries and corpus: ``{"bm25": {"ndcg@5": ...}, "all-MiniLM-L6-v2": {...}}``.
+    """Score each variant on the same queries: ``{"bm25": {"ndcg@5": ...}, ...}``.
 
-    Each model's index is built (re-embedding only what changed) in ``collection``
-    under ``path``, or on the Chroma server at ``url``."""
+    A variant without expansion is scored on ``evalset.plain`` (the documents without
+    example requests) when the set has them. Each model's index is built (re-embedding
+    only what changed) in ``collection`` under ``path``, or on the Chroma server at
+    ``url``; variants of one model share it."""
     results: dict[str, dict[str, float]] = {}
-    if bm25:
-        results["bm25"] = evaluate(BM25(evalset.documents), evalset.queries, evalset.relevant,
-                                   ks)
-    for model in models:
-        index = ToolIndex(path, model, url=url, collection=collection)
-        index.build(evalset.documents)
-        results[model_name(model)] = evaluate(index, evalset.queries, evalset.relevant, ks)
+    for variant in variants:
+        documents, pipeline = evalset.documents, variant.pipeline
+        if evalset.plain is None:             # a user's corpus: one set of documents
+            pipeline = replace(pipeline, expansion=True)
+        elif not pipeline.expansion:
+            documents = evalset.plain
+        ranker: Ranker
+        if not pipeline.dense and not pipeline.apps:
+            ranker = BM25(documents)               # no need to embed anything
+        else:
+            index = ToolIndex(path, variant.model, url=url, collection=collection,
+                              pipeline=pipeline)
+            index.build(documents)
+            ranker = index
+        results[variant.name] = evaluate(ranker, evalset.queries, evalset.relevant, ks)
     return results

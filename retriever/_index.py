@@ -1,18 +1,21 @@
-"""The tool index: tool documents embedded into a persistent chroma collection.
+"""The tool index: tool documents embedded into a persistent chroma collection, searched
+by the retrieval pipeline (``_pipeline``: dense and lexical rankings, fused).
 
 The collection lives under ``$TOOLBED_HOME/retriever/chroma`` (a build artefact, never
-committed), one collection per embedding model, in cosine space, with each document's
-app, domain, tier and effect as metadata for filtering, and its text hash, so that
-``build`` re-embeds only the documents that changed and drops the APIs that are gone.
-Chroma's telemetry is off. A team can share one index on a Chroma server instead
-(``url="http://host:8000"``, ``--chroma-url`` on the command line).
+committed), one collection per embedding model and document template, in cosine space,
+with each document's app, domain, tier and effect as metadata for filtering, and its
+text hash, so that ``build`` re-embeds only the documents that changed and drops the
+APIs that are gone. BM25 reads the same documents back from the collection, so both
+rankers always see one corpus. Chroma's telemetry is off. A team can share one index
+on a Chroma server instead (``url="http://host:8000"``, ``--chroma-url``).
 """
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -21,23 +24,16 @@ from toolbed.errors import RetrieverError
 from toolbed.paths import home_dir
 
 from ._documents import ToolDocument
+from ._lexical import BM25
+from ._metrics import rank
 from ._model import load_model, model_name
+from ._pipeline import Hit, Pipeline, keep_best_apps, reciprocal_rank_fusion
 
 __all__ = ["BuildReport", "Hit", "ToolIndex", "default_index_dir"]
 
 
 def default_index_dir() -> Path:
     return home_dir() / "retriever" / "chroma"
-
-
-@dataclass(frozen=True)
-class Hit:
-    """One retrieved API: its id, cosine similarity, and (from the index) its document."""
-
-    api: str
-    score: float
-    text: str = field(default="", compare=False)
-    metadata: dict[str, str] = field(default_factory=dict, compare=False)
 
 
 @dataclass(frozen=True)
@@ -50,22 +46,32 @@ class BuildReport:
 class ToolIndex:
     """``build`` documents into the collection, ``search`` it by query text."""
 
+    page_size = 5000
+    """Documents read from chroma at once: a larger read exceeds SQLite's variable limit."""
+
     def __init__(
         self, path: str | Path | None = None, model: str | Path | None = None,
         encoder: Any = None, url: str | None = None, collection: str = "tools",
+        pipeline: Pipeline | None = None,
     ):
         """``path``: the local chroma folder; ``url``: a Chroma server to use instead.
-        ``collection``: the name's prefix (the model's name is added), so that another
-        corpus, such as an external dataset, gets a collection of its own."""
+        ``collection``: the name's prefix (the model's name is added, and ``-plain`` for
+        documents without example requests), so that another corpus, such as an
+        external dataset, gets a collection of its own. ``pipeline``: the stages that
+        run (default: the best pipeline)."""
         self.path = Path(path) if path else default_index_dir()
         self.url = url
         self.model = model
         self._encoder = encoder
+        self.pipeline = pipeline or Pipeline()
+        self._lexical: BM25 | None = None
+        self._allowed: dict[str, set[str]] = {}
         self.client = _client(self.path, url)
         name = f"{collection}-" + re.sub(r"[^a-zA-Z0-9_-]+", "-", model_name(model)).strip("-")
+        name = name[:54] + ("" if self.pipeline.expansion else "-plain")
         try:
             self.collection = self.client.get_or_create_collection(
-                name[:60], metadata={"hnsw:space": "cosine"}, embedding_function=None)
+                name, metadata={"hnsw:space": "cosine"}, embedding_function=None)
         except Exception as exc:  # chroma raises its own and httpx's errors here
             where = f"the Chroma server at {url}" if url else f"the chroma folder {self.path}"
             raise RetrieverError(f"cannot open the tool index in {where}: {exc}") from exc
@@ -83,9 +89,9 @@ class ToolIndex:
 
     def build(self, documents: Sequence[ToolDocument]) -> BuildReport:
         """Make the collection hold exactly ``documents``, embedding only what changed."""
-        stored = self.collection.get(include=["metadatas"])
+        stored = self._stored(["metadatas"])
         hashes = {i: (m or {}).get("hash") for i, m in
-                  zip(stored["ids"], stored["metadatas"] or [], strict=False)}
+                  zip(stored["ids"], stored["metadatas"], strict=False)}
         changed = [d for d in documents if hashes.get(d.id) != d.hash]
         gone = sorted(set(hashes) - {d.id for d in documents})
         for start in range(0, len(changed), 256):
@@ -97,22 +103,50 @@ class ToolIndex:
             )
         if gone:
             self.collection.delete(ids=gone)
+        self._lexical, self._allowed = None, {}
         return BuildReport(len(changed), len(gone), len(documents) - len(changed))
 
     def __len__(self) -> int:
         return self.collection.count()
 
     def search(self, query: str, k: int = 5, where: dict[str, Any] | None = None) -> list[Hit]:
-        """The ``k`` APIs nearest to ``query``, best first; ``where`` filters on metadata,
-        e.g. ``{"app": "kinto"}`` or ``{"tier": "selfhosted"}``."""
+        """The ``k`` APIs the pipeline ranks first for ``query``, best first; ``where``
+        filters on metadata, e.g. ``{"app": "kinto"}`` or ``{"tier": "selfhosted"}``."""
         return self.search_many([query], k, where)[0]
 
     def search_many(
         self, queries: Sequence[str], k: int = 5, where: dict[str, Any] | None = None
     ) -> list[list[Hit]]:
-        """``search`` for many queries, embedded together. Queries go to chroma in
-        batches, because chroma fetches the documents of all of a query's results in
-        one SQL statement, whose number of variables SQLite limits."""
+        """``search`` for many queries: the dense ranker embeds them together, BM25
+        ranks the same documents, reciprocal rank fusion merges the two rankings, and
+        the best apps are kept if the pipeline says so. A hit's score is its last
+        stage's: fused when both rankers run, else cosine similarity or BM25."""
+        p, queries = self.pipeline, list(queries)
+        depth = max(k, p.depth)
+        dense = self.dense(queries, depth, where) if p.dense else [[] for _ in queries]
+        lexical = self.lexical(queries, depth, where) if p.lexical else [[] for _ in queries]
+        out = []
+        for by_dense, by_words in zip(dense, lexical, strict=True):
+            docs = {h.api: h for h in [*by_words, *by_dense]}
+            if p.dense and p.lexical:
+                scores = reciprocal_rank_fusion(
+                    [[h.api for h in by_dense], [h.api for h in by_words]],
+                    [1.0, p.lexical_weight], p.rrf_k)
+            else:
+                scores = {h.api: h.score for h in by_dense or by_words}
+            if p.apps:
+                scores = keep_best_apps(scores, {a: h.metadata.get("app", "")
+                                                 for a, h in docs.items()}, p.apps)
+            out.append([Hit(api, round(scores[api], 6), docs[api].text, docs[api].metadata)
+                        for api in rank(scores)[:k]])
+        return out
+
+    def dense(
+        self, queries: Sequence[str], k: int, where: dict[str, Any] | None = None
+    ) -> list[list[Hit]]:
+        """The embedding ranker alone: the ``k`` documents nearest each query (cosine).
+        Queries go to chroma in batches, because chroma fetches the documents of all of
+        a query's results in one SQL statement, whose number of variables SQLite limits."""
         if not queries:
             return []
         vectors = self._embed(queries)
@@ -125,11 +159,47 @@ class ToolIndex:
                 include=["distances", "documents", "metadatas"])
             rows = zip(found["ids"], found["distances"] or [], found["documents"] or [],
                        found["metadatas"] or [], strict=True)
-            hits += [[Hit(i, round(1 - d, 6), text or "",
-                          {k: str(v) for k, v in (m or {}).items() if k != "hash"})
+            hits += [[Hit(i, round(1 - d, 6), text or "", _metadata(m))
                       for i, d, text, m in zip(ids, dists, texts, metas, strict=True)]
                      for ids, dists, texts, metas in rows]
         return hits
+
+    def lexical(
+        self, queries: Sequence[str], k: int, where: dict[str, Any] | None = None
+    ) -> list[list[Hit]]:
+        """The BM25 ranker alone, over the documents the collection holds (read back
+        once, and again after a build); ``where`` is chroma's own filter."""
+        if self._lexical is None:
+            stored = self._stored(["documents", "metadatas"])
+            self._lexical = BM25([
+                ToolDocument(i, text or "", _metadata(m)) for i, text, m in
+                zip(stored["ids"], stored["documents"], stored["metadatas"], strict=True)])
+        allowed = None
+        if where:
+            key = json.dumps(where, sort_keys=True)
+            if key not in self._allowed:
+                self._allowed[key] = set(self._stored([], where)["ids"])
+            allowed = self._allowed[key]
+        return self._lexical.search_many(queries, k, allowed)
+
+
+    def _stored(self, include: list[str], where: dict[str, Any] | None = None
+                ) -> dict[str, list[Any]]:
+        """Everything the collection holds (``ids`` and the ``include`` fields), read
+        ``page_size`` documents at a time."""
+        out: dict[str, list[Any]] = {"ids": [], **{field: [] for field in include}}
+        while True:
+            got = self.collection.get(include=include, where=where,
+                                      limit=self.page_size, offset=len(out["ids"]))
+            out["ids"] += got["ids"]
+            for field in include:
+                out[field] += got[field] or [None] * len(got["ids"])
+            if len(got["ids"]) < self.page_size:
+                return out
+
+
+def _metadata(stored: Any) -> dict[str, str]:
+    return {k: str(v) for k, v in (stored or {}).items() if k != "hash"}
 
 
 def _client(path: Path, url: str | None) -> Any:

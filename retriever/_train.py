@@ -1,13 +1,17 @@
 """Fine-tune the embedding model on (query, tool document) pairs.
 
 Each training query gives one example per gold API: the query, that API's document
-(the positive) and a hard negative, another API of the same app (or, for an app with
-one API, of the same domain) that is not gold for the query. The loss is
+(the positive) and a hard negative. The negative is mined by the retriever itself
+when its ranking is given: one of the documents it ranks highest that is not gold
+(the near misses it must learn to push down); otherwise another API of the same app
+(or, for an app with one API, of the same domain). The loss is
 MultipleNegativesRankingLoss: each query must rank its positive above every other
 document in the batch, its hard negative included. Batches never hold the same text
 twice, so a document that is gold for two queries is never used as a negative for
 either.
 
+With a dev set, the model is scored (dense NDCG@5) after each epoch; the best epoch
+is the one saved, and training stops after ``patience`` epochs without a gain.
 Training runs on the CPU from local files; the result is a sentence-transformers
 model directory that ``ToolIndex(model=...)`` and ``toolbed retriever build --model``
 load like the default one.
@@ -20,11 +24,12 @@ import random
 import tempfile
 from collections import defaultdict
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from toolbed.paths import home_dir
 
+from ._dataset import EvalSet
 from ._documents import ToolDocument
 from ._model import load_model, model_name
 
@@ -51,13 +56,18 @@ class TrainReport:
     loss: float
     seconds: float
     path: Path
+    dev: list[float] = field(default_factory=list)
+    """Dense NDCG@5 on the dev set after each epoch (empty without one)."""
+    best_epoch: int = 0
 
 
 def training_examples(
     queries: Sequence[str], relevant: Sequence[set[str]], documents: Sequence[ToolDocument],
-    seed: int = 0,
+    seed: int = 0, ranked: Sequence[Sequence[str]] | None = None, mined: int = 10,
 ) -> list[TrainingExample]:
-    """One example per (query, gold API), with a hard negative from the same app or domain.
+    """One example per (query, gold API), each with a hard negative: with ``ranked`` (the
+    current retriever's ranking of each query), one of the ``mined`` best-ranked ids
+    that are not gold; otherwise one from the same app or domain.
 
     The negative is drawn with a random generator seeded by ``seed``, the query and
     the API, so the examples do not depend on the order of the queries."""
@@ -67,15 +77,19 @@ def training_examples(
     for doc in documents:
         by_app[doc.metadata.get("app", "")].append(doc)
         by_domain[doc.metadata.get("domain", "")].append(doc)
+    if ranked is not None and len(ranked) != len(queries):
+        raise ValueError("one ranking per query")
     examples = []
-    for query, gold in zip(queries, relevant, strict=True):
+    for n, (query, gold) in enumerate(zip(queries, relevant, strict=True)):
+        near = [by_id[i] for i in (ranked[n] if ranked else []) if i not in gold and i in by_id]
         for api in sorted(gold):
             if api not in by_id:
                 raise ValueError(f"gold API {api!r} of query {query!r} is not in the corpus")
             doc = by_id[api]
             key = f"{seed}\0{query}\0{api}".encode()
             rng = random.Random(hashlib.sha256(key).digest())
-            pool = [d for d in by_app[doc.metadata.get("app", "")] if d.id not in gold]
+            pool = near[:mined] or [d for d in by_app[doc.metadata.get("app", "")]
+                                    if d.id not in gold]
             pool = pool or [d for d in by_domain[doc.metadata.get("domain", "")]
                             if d.id not in gold]
             pool = pool or [d for d in documents if d.id not in gold]
@@ -83,18 +97,37 @@ def training_examples(
     return examples
 
 
+def dev_ndcg(model: object, dev: EvalSet, k: int = 5) -> float:
+    """The dense ranker's NDCG@k on ``dev``, with ``model`` as it is now (in memory)."""
+    import numpy as np
+
+    from ._evaluate import score_rankings
+
+    def encode(texts: list[str]) -> np.ndarray:
+        return model.encode(texts, normalize_embeddings=True, batch_size=64,  # type: ignore
+                            convert_to_numpy=True, show_progress_bar=False)
+
+    ids = [d.id for d in dev.documents]
+    scores = encode(list(dev.queries)) @ encode([d.text for d in dev.documents]).T
+    top = np.argsort(-scores, axis=1)[:, :k]
+    return score_rankings([[ids[i] for i in row] for row in top], dev.relevant, (k,))[
+        f"ndcg@{k}"]
+
+
 def train(
     examples: Sequence[TrainingExample], out: str | Path, base: str | Path | None = None,
-    epochs: float = 1.0, batch_size: int = 32, learning_rate: float = 2e-5,
-    max_steps: int = -1, max_seq_length: int | None = 128, seed: int = 0,
-    progress: bool = True,
+    epochs: float = 2.0, batch_size: int = 32, learning_rate: float = 2e-5,
+    max_steps: int = -1, max_seq_length: int | None = 96, seed: int = 0,
+    progress: bool = True, dev: EvalSet | None = None, patience: int = 1,
 ) -> TrainReport:
     """Fine-tune ``base`` (default: all-MiniLM-L6-v2) on ``examples`` and save it to ``out``.
 
-    ``max_seq_length`` (default 128 tokens; None keeps the base model's) is saved with
+    ``max_seq_length`` (default 96 tokens; None keeps the base model's) is saved with
     the model, so the index encodes with the length it was trained on. On two CPU
-    cores it halves a step's time against 256: a quarter of the tool documents are
-    longer, and lose only the tail of their argument list."""
+    cores a step takes a third of its time at 256: the documents put their arguments
+    last, so what is cut is mostly the tail of the argument list. With ``dev``, the epoch
+    that scores best on it is saved, and training stops after ``patience`` epochs that
+    do not beat it."""
     import math
     import time
 
@@ -103,6 +136,7 @@ def train(
         SentenceTransformerTrainer,
         SentenceTransformerTrainingArguments,
     )
+    from transformers import TrainerCallback
 
     try:  # sentence-transformers 6 moved the losses; 3 to 5 have them here
         from sentence_transformers.sentence_transformer.losses import (
@@ -116,6 +150,7 @@ def train(
     if not examples:
         raise ValueError("no training examples: the split has no tasks")
     started = time.perf_counter()
+    out = Path(out)
     model = load_model(base)
     if max_seq_length:
         model.max_seq_length = max_seq_length
@@ -125,6 +160,20 @@ def train(
         "positive": [e.positive for e in examples],
         "negative": [e.negative for e in examples],
     })
+    scores: list[float] = []
+
+    class EarlyStopping(TrainerCallback):
+        """Score dev after each epoch, keep the best epoch's model, stop when it stalls."""
+
+        def on_epoch_end(self, args: object, state: object, control: object,
+                         **kwargs: object) -> None:
+            assert dev is not None
+            scores.append(round(dev_ndcg(model, dev), 4))
+            if scores[-1] >= max(scores):
+                model.save(str(out))
+            elif len(scores) - 1 - scores.index(max(scores)) >= patience:
+                control.should_training_stop = True  # type: ignore[attr-defined]
+
     with tempfile.TemporaryDirectory(prefix="toolbed-train-") as scratch:
         args = SentenceTransformerTrainingArguments(
             output_dir=scratch, num_train_epochs=epochs, max_steps=max_steps,
@@ -136,9 +185,11 @@ def train(
         trainer = SentenceTransformerTrainer(
             model=model, args=args, train_dataset=data,
             loss=MultipleNegativesRankingLoss(model),
+            callbacks=[EarlyStopping()] if dev is not None else None,
         )
         result = trainer.train()
-    out = Path(out)
-    model.save(str(out))
+    if dev is None or not scores:
+        model.save(str(out))
     return TrainReport(len(examples), result.global_step, round(result.training_loss, 4),
-                       round(time.perf_counter() - started, 1), out)
+                       round(time.perf_counter() - started, 1), out, scores,
+                       scores.index(max(scores)) + 1 if scores else 0)

@@ -41,8 +41,9 @@ def test_apis_show(catalog):
     data = json.loads(result.stdout)
     assert data["effect"] == "write" and data["undo"]["api"]
     assert data["parameters"]["type"] == "object"
+    assert data["queries"] and all(isinstance(q, str) for q in data["queries"])
     human = run("apis", "show", "radicale.create_event")
-    assert human.exit_code == 0 and "undo:" in human.stdout
+    assert human.exit_code == 0 and "undo:" in human.stdout and "asked as: " in human.stdout
 
 
 @pytest.mark.parametrize(

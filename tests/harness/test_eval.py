@@ -31,6 +31,7 @@ from toolbed.harness import (
     write_report,
 )
 from toolbed.harness.metrics import ERRORS
+from toolbed.retriever import Hit
 
 from ..conftest import AppPool, block_network
 
@@ -222,6 +223,28 @@ def test_what_an_agent_gets_wrong_is_counted_and_rolled_back(
     assert result.errors["invalid_api"] == 1 and result.errors["wrong_argument"] == 1
     assert result.scores["tool_match"] == 1.0 and not result.success
     assert result.problems == []                                # its write was undone
+
+
+def test_a_failed_run_never_offered_its_gold_tool_is_a_retrieval_miss(
+    tmp_path: Path, suite: TaskSuite, kinto: dict, catalog: Catalog
+) -> None:
+    task = suite.task("kinto-add-sunscreen-record-id")       # gold: kinto.replace_record
+
+    class Index:                                            # a retriever that misses it
+        def search(self, query: str, k: int, where: Any = None) -> list[Hit]:
+            return [Hit("kinto.list_records", 0.9), Hit("kinto.get_record", 0.8)][:k]
+
+    model = ScriptedChatModel(messages=iter([AIMessage("I found no way to add it.")]))
+    runner = Runner(catalog, LangChainAgent(model), tmp_path / "run", "live",
+                    tools="retriever", apps=kinto, index=Index())
+    [result] = list(runner.run([task]))
+    assert result.trajectory.offered == ["kinto.list_records", "kinto.get_record"]
+    assert result.scores["gold_offered"] == 0.0 and not result.success
+    summary = write_report(runner.run_dir)
+    assert summary["retrieval_misses"] == {"realtime": {"failed": 1, "missed": 1},
+                                           "all": {"failed": 1, "missed": 1}}
+    assert "| realtime | 1 | 1 |" in (runner.run_dir / "summary.md").read_text()
+    assert "gold tool not offered" in (runner.run_dir / "report.html").read_text()
 
 
 def test_an_llm_judge_rules_on_open_answers_and_replays_from_the_cassette(

@@ -11,6 +11,13 @@ from toolbed.apis import Catalog
 from toolbed.retriever import tool_documents
 
 
+@pytest.fixture(autouse=True)
+def own_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each test has a $TOOLBED_HOME of its own: a model or index trained on this machine
+    (the commands' defaults) never changes what a test sees."""
+    monkeypatch.setenv("TOOLBED_HOME", str(tmp_path / "home"))
+
+
 def write_jsonl(path: Path, rows: list[dict]) -> Path:
     path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
     return path

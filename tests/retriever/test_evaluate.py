@@ -29,7 +29,8 @@ def test_evaluate_on_an_external_dataset_writes_json_and_a_plot(
     assert "3 queries (kinto-tools), 34 documents" in result.output
 
     scores = json.loads(out.read_text())
-    assert list(scores) == ["bm25", "all-MiniLM-L6-v2"]
+    assert list(scores) == ["bm25", "all-MiniLM-L6-v2",
+                            "all-MiniLM-L6-v2 expansion+dense+lexical+apps2"]
     for metrics in scores.values():
         assert {f"ndcg@{k}" for k in range(1, 11)} <= set(metrics) and "mrr" in metrics
         assert 0 < metrics["ndcg@10"] <= 1 and metrics["comp@10"] <= metrics["recall@10"]

@@ -91,7 +91,7 @@ def test_a_team_index_on_a_chroma_server(chroma_server: str, catalog: Catalog,
     index = ToolIndex(url=chroma_server)
     assert index.build(docs).embedded == len(docs)
     assert ToolIndex(url=chroma_server).build(docs).embedded == 0   # the server kept it
-    assert not (tmp_path / "home").exists()
+    assert not (tmp_path / "home" / "retriever" / "chroma").exists()  # nothing local
 
     found = CliRunner().invoke(cli, ["retriever", "search", "delete the bucket called trips",
                                      "-k", "3", "--chroma-url", chroma_server, "--json"])

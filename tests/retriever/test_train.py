@@ -48,6 +48,38 @@ def test_each_gold_api_gives_one_example_with_a_negative_from_its_app_or_domain(
         training_examples(["x"], [{"mail.forward"}], docs)
 
 
+def test_with_a_ranking_the_negative_is_one_the_retriever_placed_high_and_not_gold() -> None:
+    docs = [doc("notes.add", "notes", "office"), doc("notes.find", "notes", "office"),
+            doc("mail.send", "mail", "office"), doc("maps.route", "maps", "travel")]
+    ranked = [["notes.add", "maps.route", "notes.find", "mail.send"]]
+    [one] = training_examples(["write a note"], [{"notes.add"}], docs, ranked=ranked, mined=1)
+    assert one.negative == "maps maps.route text"    # the best-ranked id that is not gold
+    drawn = {training_examples(["write a note"], [{"notes.add"}], docs, seed=s,
+                               ranked=ranked, mined=2)[0].negative for s in range(20)}
+    assert drawn == {"maps maps.route text", "notes notes.find text"}
+    with pytest.raises(ValueError, match="one ranking per query"):
+        training_examples(["a", "b"], [{"notes.add"}, {"mail.send"}], docs, ranked=ranked)
+
+
+def test_with_a_dev_set_each_epoch_is_scored_and_the_best_one_is_kept(
+    tmp_path: Path, catalog: Catalog, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from toolbed.retriever import EvalSet, dev_ndcg, tool_documents
+
+    block_network(monkeypatch)
+    docs = tool_documents(Catalog([catalog.app("kinto")]))
+    dev = EvalSet("dev", ["delete the bucket called trips", "list my books"],
+                  [{"kinto.delete_bucket"}, {"kinto.list_records"}], docs)
+    examples = training_examples(["make a new bucket named trips"], [{"kinto.create_bucket"}],
+                                 docs)
+    report = train(examples, tmp_path / "model", epochs=2, batch_size=1, progress=False,
+                   dev=dev, patience=5)
+    assert report.steps == 2 and len(report.dev) == 2 and 1 <= report.best_epoch <= 2
+    assert all(0 <= score <= 1 for score in report.dev)
+    kept = dev_ndcg(load_model(tmp_path / "model"), dev)
+    assert kept == pytest.approx(max(report.dev), abs=1e-3)    # the best epoch was saved
+
+
 def test_one_training_step_then_build_and_search_with_the_trained_model_offline(
     tmp_path: Path, catalog: Catalog, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -60,7 +92,7 @@ def test_one_training_step_then_build_and_search_with_the_trained_model_offline(
         [{"kinto.create_bucket"}, {"kinto.list_records"}], docs)
     report = train(examples, tmp_path / "model", batch_size=2, max_steps=1, progress=False)
     assert (report.examples, report.steps) == (2, 1) and report.loss > 0
-    assert load_model(tmp_path / "model").max_seq_length == 128
+    assert load_model(tmp_path / "model").max_seq_length == 96
 
     index = ToolIndex(tmp_path / "chroma", model=tmp_path / "model")
     assert index.build(docs).embedded == len(docs)
@@ -75,7 +107,8 @@ def test_cli_trains_for_a_step_and_evaluates_it_beside_bm25_and_the_default(
     monkeypatch.setenv("TOOLBED_HOME", str(tmp_path / "home"))
     block_network(monkeypatch)
     runner = CliRunner()
-    trained = runner.invoke(cli, ["retriever", "train", "--max-steps", "1", "--batch-size", "4"])
+    trained = runner.invoke(cli, ["retriever", "train", "--max-steps", "1", "--batch-size", "4",
+                                  "--no-mine", "--no-early-stopping"])
     assert trained.exit_code == 0, trained.output
     model_dir = tmp_path / "home" / "retriever" / "models" / "all-MiniLM-L6-v2-toolbed"
     assert "1 steps" in trained.output and (model_dir / "config.json").is_file()
@@ -86,5 +119,7 @@ def test_cli_trains_for_a_step_and_evaluates_it_beside_bm25_and_the_default(
                                  "--corpus", str(corpus), "--model", str(model_dir), "--json"])
     assert scored.exit_code == 0, scored.output
     scores = json.loads(scored.output[scored.output.index("{"):])
-    assert list(scores) == ["bm25", "all-MiniLM-L6-v2", "all-MiniLM-L6-v2-toolbed"]
+    pipeline = "expansion+dense+lexical+apps2"
+    assert list(scores) == ["bm25", "all-MiniLM-L6-v2", f"all-MiniLM-L6-v2 {pipeline}",
+                            f"all-MiniLM-L6-v2-toolbed {pipeline}"]
     assert all(0 < s["mrr"] <= 1 for s in scores.values())

@@ -51,14 +51,15 @@ def list_apis(
 
 @app.command("show")
 def show(api_id: str, as_json: JsonOpt = False) -> None:
-    """Show one API: description, HTTP mapping, argument schema and undo."""
+    """Show one API: description, example requests, HTTP mapping, argument schema, undo."""
     catalog = load_catalog()
     api = catalog.api(api_id)
     owner = catalog.app_of(api)
     data = {
         "id": api.id, "app": owner.app, "name": owner.name, "domain": owner.domain,
         "tier": owner.tier, "effect": api.effect, "description": api.description,
-        "docs": api.docs or owner.docs, "auth": owner.auth.model_dump(by_alias=True),
+        "queries": list(api.queries), "docs": api.docs or owner.docs,
+        "auth": owner.auth.model_dump(by_alias=True),
         "http": api.http.model_dump(exclude_none=True),
         "parameters": api.parameters,
         "placement": {n: {"in": a.location, "field": a.field or n} for n, a in api.args.items()},
@@ -70,6 +71,8 @@ def show(api_id: str, as_json: JsonOpt = False) -> None:
         return
     console.print(f"[bold]{api.id}[/bold]  ({api.effect}, {owner.name}, {owner.tier})")
     console.print(api.description)
+    for query in api.queries:
+        console.print(f"  asked as: {query}", markup=False)
     console.print(f"[dim]{api.http.method} {api.http.path}   docs: {data['docs']}[/dim]")
     table(
         "arguments",

@@ -12,7 +12,7 @@ from typing import Annotated, Any
 import typer
 from rich.progress import Progress
 
-from toolbed.apis import Catalog, load_catalog
+from toolbed.apis import Catalog
 from toolbed.connectors import Mode, RunningApp, get_launcher, parse_mode, restart_app, running_apps
 from toolbed.connectors.launchers import stop_app
 from toolbed.errors import AgentError, TaskError
@@ -28,6 +28,7 @@ from toolbed.harness import (
     chat_model,
     load_results,
     markdown,
+    offered_tools,
     plot_runs,
     run_stepwise,
     summarize,
@@ -70,17 +71,16 @@ def _agent(agent: str | None, model: str | None, base_url: str | None,
     return LangChainAgent(chat, max_steps or 12, observation_cap or 6000), model
 
 
-def _tool_index(retriever_model: str | None) -> Any:
-    """The retriever's index for ``--tools retriever``: the model `toolbed retriever
-    train` saved if there is one, else all-MiniLM-L6-v2; built on first use."""
-    from toolbed.retriever import ToolIndex, default_model_dir, tool_documents
+def _tool_index(retriever_model: str | None, off: list[str] | None) -> Any:
+    """The retriever's index for ``--tools retriever``: the best pipeline (less the
+    stages switched off) over the model `toolbed retriever train` saved if there is
+    one, else all-MiniLM-L6-v2; brought up to date with the catalog (only documents
+    that changed are embedded)."""
+    from ._retriever import build_index, open_index
 
-    trained = default_model_dir()
-    model = retriever_model or (str(trained) if trained.is_dir() else None)
-    index = ToolIndex(model=model)
-    if not len(index):
-        with console.status(f"building the tool index ({model_name(model)}; once)"):
-            index.build(tool_documents(load_catalog()))
+    index = open_index(model=retriever_model, off=off)
+    with console.status(f"updating the tool index ({model_name(index.model)})"):
+        build_index(index)
     return index
 
 
@@ -123,6 +123,9 @@ def eval_(
     retriever_model: Annotated[str | None, typer.Option(
         help="The retriever's model folder (default: the one `toolbed retriever train` "
         "saved, else all-MiniLM-L6-v2).")] = None,
+    retriever_off: Annotated[list[str] | None, typer.Option(
+        help="Switch a retriever stage off (expansion, dense, lexical); repeat for more.")
+    ] = None,
     split: SplitOpt = None, app_: AppsOpt = None, type_: TypesOpt = None,
     tier: TierOpt = "selfhosted", tasks: TasksOpt = None,
     limit: Annotated[int | None, typer.Option(help="At most this many tasks.")] = None,
@@ -156,7 +159,7 @@ def eval_(
     if not chosen:
         raise TaskError("no task matches these filters (`toolbed tasks list` shows them)")
     tools = tools or ("gold" if step_by_step else "retriever")
-    index = _tool_index(retriever_model) \
+    index = _tool_index(retriever_model, retriever_off) \
         if tools == "retriever" and chosen_agent.name != "oracle" and not step_by_step else None
     run_dir = run_dir or home_dir() / "runs" / (
         f"{chosen_agent.name}-{time.strftime('%Y%m%d-%H%M%S')}")
@@ -166,7 +169,8 @@ def eval_(
         return
     meta = {"agent": chosen_agent.name, "model": model_label, "mode": run_mode.value,
             "tools": tools, "k": k if index else None,
-            "retriever": model_name(index.model) if index else None, "judge": judge,
+            "retriever": model_name(index.model) if index else None,
+            "retriever_stages": index.pipeline.name if index else None, "judge": judge,
             "trials": trials,
             "tasks": [t.id for t in chosen]}
     write_meta(run_dir, meta)
@@ -182,7 +186,11 @@ def eval_(
         apps = None
         if run_mode is not Mode.REPLAY:
             apps = running_apps()
-            needed = sorted({a for t in chosen for a in t.apps
+            touched = {a for t in chosen for a in t.apps}
+            if index is not None:         # the retriever may offer any app's tools
+                touched |= {suite.catalog.app_of(suite.catalog.api(api)).app for t in chosen
+                            for api in offered_tools(suite.catalog, t, tools, k, index)}
+            needed = sorted({a for a in touched
                              if suite.catalog.app(a).tier == "selfhosted"} - set(apps))
             for name in needed:
                 console.print(f"starting {name}")
