@@ -48,6 +48,18 @@ _METHODS = {
 # which resolves dynamic references and made loading the catalog five times slower.
 _META_SCHEMA = jsonschema.Draft7Validator(jsonschema.Draft7Validator.META_SCHEMA)
 _PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
+# The JSON Schema keywords an argument's schema may use (beside the placement keys `in`
+# and `field`). Draft 7 lets any other key through, and an unquoted description with a
+# comma in a YAML flow map ({type: string, description: Results (default 20, max 250)})
+# loads as a cut description plus a stray key: a strict list catches that at load time.
+_KEYWORDS = frozenset({
+    "type", "description", "title", "enum", "const", "default", "examples", "format",
+    "pattern", "minLength", "maxLength", "minimum", "maximum", "exclusiveMinimum",
+    "exclusiveMaximum", "multipleOf", "items", "minItems", "maxItems", "uniqueItems",
+    "properties", "required", "additionalProperties", "minProperties", "maxProperties",
+    "anyOf", "oneOf", "allOf", "not",
+})
+_PAIRS = {"(": ")", "[": "]", "{": "}"}
 
 
 class _Model(BaseModel):
@@ -144,7 +156,42 @@ class Arg(BaseModel):
             raise ValueError("every argument needs a description (the agent and retriever read it)")
         if "type" not in schema and "enum" not in schema and "const" not in schema:
             raise ValueError("every argument needs a JSON Schema 'type' (or 'enum')")
+        _lint(schema, "")
         return schema
+
+
+def _lint(schema: dict[str, Any], where: str) -> None:
+    """Every key a supported keyword with a value, every description whole (brackets
+    closed), in this schema and the schemas nested in it."""
+    for key, value in schema.items():
+        if key not in _KEYWORDS:
+            raise ValueError(
+                f"{where}unknown key {key!r}: not a JSON Schema keyword toolbed supports; if it "
+                "is the end of a description cut at a comma, quote the description")
+        if value is None:
+            raise ValueError(f"{where}{key!r} has no value")
+    description = schema.get("description")
+    if isinstance(description, str):
+        depth: list[str] = []
+        for char in description:
+            if char in _PAIRS:
+                depth.append(_PAIRS[char])
+            elif char in _PAIRS.values() and (not depth or depth.pop() != char):
+                depth = ["?"]
+                break
+        if depth:
+            raise ValueError(f"{where}description {description!r} has unbalanced brackets: "
+                             "was it cut short?")
+    nested: list[tuple[str, Any]] = [
+        (f"{where}properties.{name}.", sub) for name, sub in
+        (schema.get("properties") or {}).items()]
+    for key in ("items", "additionalProperties", "not"):
+        nested.append((f"{where}{key}.", schema.get(key)))
+    for key in ("anyOf", "oneOf", "allOf"):
+        nested += [(f"{where}{key}[{i}].", sub) for i, sub in enumerate(schema.get(key) or [])]
+    for path, sub in nested:
+        if isinstance(sub, dict):
+            _lint(sub, path)
 
 
 class Body(_Model):

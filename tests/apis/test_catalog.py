@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import re
+from pathlib import Path
+
+import yaml
 
 from toolbed.apis import Catalog
 
@@ -41,6 +44,18 @@ def test_every_api_has_example_requests_in_plain_words(catalog: Catalog):
                 assert not {n for n in names if "_" in n} & words, f"{api.id}: {query!r}"
                 assert seen.setdefault(query.lower(), api.id) == api.id, \
                     f"{query!r} is an example of both {seen[query.lower()]} and {api.id}"
+
+
+def test_every_catalog_and_task_file_reads_the_same_under_both_yaml_parsers():
+    """libyaml (what toolbed loads with) and the pure-Python parser (what other YAML tools
+    use) must agree: a plain scalar that one of them cuts or refuses is a bug."""
+    root = Path(__file__).resolve().parents[2]
+    files = sorted([*(root / "apis").rglob("*.yaml"), *(root / "tasks").rglob("*.yaml")])
+    assert len(files) > 100
+    for path in files:
+        text = path.read_text(encoding="utf-8")
+        assert yaml.load(text, Loader=yaml.SafeLoader) == \
+            yaml.load(text, Loader=yaml.CSafeLoader), path
 
 
 def test_every_write_declares_its_undo_or_why_not(catalog: Catalog):

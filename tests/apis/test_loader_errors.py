@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -103,6 +104,38 @@ def test_inconsistent_entries_name_the_api_and_field(tmp_path, change, expected)
     message = str(err.value)
     assert message.startswith(str(path)), message
     assert expected.replace("Value error, ", "") in message, message
+
+
+def test_a_description_cut_at_a_comma_in_a_flow_map_is_caught_with_its_stray_key(tmp_path):
+    text = yaml.safe_dump(GOOD).replace(
+        "    title:\n      description: Title\n      in: body\n      type: string\n",
+        "    title: {type: string, in: body, description: Title (at most 200, plain text)}\n")
+    assert "plain text)}" in text
+    path = write(tmp_path, text)
+    with pytest.raises(CatalogError) as err:
+        load_app(path)
+    assert str(err.value) == (
+        f"{path}: API 'create_note', field args.title.schema: unknown key 'plain text)': not a "
+        "JSON Schema keyword toolbed supports; if it is the end of a description cut at a "
+        "comma, quote the description")
+
+
+@pytest.mark.parametrize(
+    ("schema", "expected"),
+    [
+        ({"type": "integer", "minimun": 1}, "unknown key 'minimun'"),
+        ({"type": "object", "properties": {"n": {"type": "string", "maxlength": 3}}},
+         "properties.n.unknown key 'maxlength'"),
+        ({"type": "string", "default": None}, "'default' has no value"),
+        ({"type": "string", "description": "Results (default 20"}, "has unbalanced brackets"),
+    ],
+)
+def test_a_schema_key_that_is_no_keyword_or_has_no_value_is_named(tmp_path, schema, expected):
+    def change(data: dict) -> None:
+        data["apis"][0]["args"]["title"].update({"description": "Title", **schema})
+
+    with pytest.raises(CatalogError, match=re.escape(expected)):
+        load_app(write(tmp_path, edited(change)))
 
 
 def test_file_name_must_match_app_id(tmp_path):
