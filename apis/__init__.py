@@ -6,7 +6,10 @@
     'write'
 """
 
+from ._conformance import Conformance, catalog_conformance, conformance
+from ._import import IMPORTED_WRITE, import_openapi, to_yaml
 from ._loader import CATALOG_DIR, Catalog, load_app, load_catalog
+from ._openapi import OpenApiSpec, Operation, load_openapi
 from ._schema import (
     Api,
     ApiKeyAuth,
@@ -21,14 +24,17 @@ from ._schema import (
     Http,
     Lookup,
     NoAuth,
+    OpenApiRef,
     ProbeStep,
     Step,
     Undo,
 )
+from ._specs import install_specs, spec_file
 from ._table import catalog_table, replace_table
 
 __all__ = [
     "CATALOG_DIR",
+    "IMPORTED_WRITE",
     "Api",
     "ApiKeyAuth",
     "App",
@@ -38,16 +44,27 @@ __all__ = [
     "BearerAuth",
     "Body",
     "Catalog",
+    "Conformance",
     "Example",
     "ExpectedRequest",
     "Http",
     "Lookup",
     "NoAuth",
+    "OpenApiRef",
+    "OpenApiSpec",
+    "Operation",
     "ProbeStep",
     "Step",
     "Undo",
+    "catalog_conformance",
     "catalog_table",
+    "conformance",
+    "import_openapi",
+    "install_specs",
     "load_app",
     "load_catalog",
+    "load_openapi",
     "replace_table",
+    "spec_file",
+    "to_yaml",
 ]

