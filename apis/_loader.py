@@ -96,6 +96,9 @@ def load_app(path: str | Path) -> App:
         data = yaml.load(path.read_text(encoding="utf-8"), Loader=_SafeLoader)
     except OSError as exc:
         raise CatalogError(f"{shown}: cannot read catalog file ({exc.strerror})") from None
+    except UnicodeDecodeError as exc:
+        raise CatalogError(f"{shown}: not UTF-8 text (byte {exc.start}); save the file as "
+                           "UTF-8") from None
     except yaml.YAMLError as exc:
         where = ""
         mark = getattr(exc, "problem_mark", None)

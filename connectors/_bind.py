@@ -3,12 +3,14 @@
 One mechanism for every place that needs it: an app's exercise (``rec.body.data.id``),
 an undo (``response.headers.etag``), a state probe, and later a task's gold chain.
 
-Expressions are plain JMESPath plus two functions registered through JMESPath's own
+Expressions are plain JMESPath plus three functions registered through JMESPath's own
 extension API, because the standard set cannot express them:
 
 - ``difference(a, b)``: the items of array ``a`` that are not in ``b`` (what a write
   added to a listing, e.g. the id of a record whose creation response was lost);
-- ``split(s, sep)``: a string cut at each ``sep`` (the name in a WebDAV href).
+- ``split(s, sep)``: a string cut at each ``sep`` (the name in a WebDAV href);
+- ``pick(obj, keys)``: ``obj`` with only the ``keys`` it has (the properties a write
+  changed, as they were before it: an undo that writes back only those).
 """
 
 from __future__ import annotations
@@ -22,7 +24,10 @@ from jmespath.exceptions import JMESPathError
 
 from toolbed.errors import ArgumentError
 
-__all__ = ["bind_args", "evaluate"]
+__all__ = ["NULL", "bind_args", "evaluate"]
+
+NULL = "`null`"
+"""A binding that ends in this literal may evaluate to null: it sends null on purpose."""
 
 
 class _Functions(functions.Functions):
@@ -33,6 +38,10 @@ class _Functions(functions.Functions):
     @functions.signature({"types": ["string"]}, {"types": ["string"]})
     def _func_split(self, text: str, sep: str) -> list[str]:
         return text.split(sep)
+
+    @functions.signature({"types": ["object"]}, {"types": ["array"]})
+    def _func_pick(self, obj: dict[str, Any], keys: list[Any]) -> dict[str, Any]:
+        return {key: obj[key] for key in keys if key in obj}
 
 
 _OPTIONS = jmespath.Options(custom_functions=_Functions())
@@ -56,14 +65,19 @@ def evaluate(expression: str, data: Any) -> Any:
 def bind_args(
     bind: Mapping[str, str], context: Mapping[str, Any], base: Mapping[str, Any] | None = None
 ) -> dict[str, Any]:
-    """``base`` plus each ``name: expression`` of ``bind`` evaluated over ``context``."""
+    """``base`` plus each ``name: expression`` of ``bind`` evaluated over ``context``.
+
+    An expression that finds nothing is an error (a misspelt path must not send a
+    request without its argument), unless the expression ends in the literal ``NULL``
+    (`` `null` `` or ``a.b || `null` ``): then it sends a JSON null on purpose, for an
+    undo that must clear a field the write set (a channel's category)."""
     args = dict(base or {})
     for name, expression in bind.items():
         try:
             value = evaluate(expression, dict(context))
         except JMESPathError as exc:
             raise ArgumentError(f"binding {name!r} = {expression!r} failed: {exc}") from None
-        if value is None:
+        if value is None and not "".join(expression.split()).endswith(NULL):
             known = ", ".join(sorted(context)) or "nothing"
             raise ArgumentError(
                 f"binding {name!r} = {expression!r} found nothing (bindable: {known})"

@@ -26,10 +26,12 @@ from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 import vcr
+import yaml
 from vcr.errors import CannotOverwriteExistingCassetteException
 from vcr.record_mode import RecordMode
+from vcr.serializers import yamlserializer
 
-from toolbed.errors import CassetteNotFoundError, ReplayMissError, ToolbedError
+from toolbed.errors import CassetteError, CassetteNotFoundError, ReplayMissError, ToolbedError
 
 from ._redact import SECRET_HEADERS, Redactor
 
@@ -123,6 +125,8 @@ class Cassette:
                 f"no cassette at {self.path}; record one first with --mode record "
                 "(against the running apps), then replay it"
             )
+        if self.mode is Mode.REPLAY:
+            self._check_readable()
         if self.mode is Mode.RECORD:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             self._recording.unlink(missing_ok=True)
@@ -140,6 +144,27 @@ class Cassette:
         self._context = recorder.use_cassette(str(target), allow_playback_repeats=False)
         self._context.__enter__()
         return self
+
+    def _check_readable(self) -> None:
+        """A cassette to replay must be one: vcrpy reads a damaged file as a traceback,
+        and an empty or garbled one as a cassette with nothing in it."""
+        fix = "restore it (git checkout) or record it again with --mode record"
+        try:
+            data = yamlserializer.deserialize(self.path.read_text(encoding="utf-8"))
+        except UnicodeDecodeError as exc:
+            raise CassetteError(f"{self.path} is damaged: not UTF-8 text (byte "
+                                f"{exc.start}); {fix}") from None
+        except yaml.YAMLError as exc:
+            mark = getattr(exc, "problem_mark", None)
+            where = f" at line {mark.line + 1}" if mark is not None else ""
+            raise CassetteError(f"{self.path} is damaged: not YAML{where} "
+                                f"({getattr(exc, 'problem', None) or exc}); {fix}") from None
+        interactions = data.get("interactions") if isinstance(data, dict) else None
+        if not isinstance(interactions, list) or not all(
+                isinstance(i, dict) and "request" in i and "response" in i
+                for i in interactions):
+            raise CassetteError(f"{self.path} is not a cassette (no list of recorded "
+                                f"requests and responses); {fix}")
 
     def __exit__(self, *exc_info: Any) -> None:
         """Stop; a recording replaces the cassette only if it ended without an error.

@@ -1,14 +1,19 @@
 """Turn an Api and the agent's arguments into an ``httpx.Request``, or refuse.
 
-Two guarantees live here. Arguments that break the API's JSON Schema never become a
-request. And no argument can move a request elsewhere: every path value is one
-percent-encoded segment, values that are dot segments or carry a ``/`` are refused,
-and the built URL is checked to keep the base URL's scheme, host, port and path.
+Two guarantees live here. Arguments that break the API's JSON Schema, or that no
+request can carry, never become a request: a refusal is an ``ArgumentError`` that
+names the argument, whatever the value (a lone surrogate, NaN, a header value that is
+not printable ASCII, a URL too long to send), never another exception. And no argument
+can move a request elsewhere: every path value is one percent-encoded segment, values
+that are dot segments or carry a ``/`` are refused, a header that carries a path
+(WebDAV's ``Destination``) gets the same rules per segment, and the built URL is
+checked to keep the base URL's scheme, host, port and path.
 """
 
 from __future__ import annotations
 
 import json
+import math
 import string
 from collections.abc import Mapping
 from typing import Any
@@ -23,6 +28,12 @@ from toolbed.errors import ArgumentError, UnsafeArgumentError
 
 __all__ = ["build_request", "validate_args"]
 
+MAX_DEPTH = 64
+"""Deepest nesting of an argument value; deeper is refused before any parsing recurses."""
+
+_PATH_HEADERS = frozenset({"destination"})
+"""Headers whose value is a path on the app (WebDAV COPY/MOVE)."""
+
 
 def validate_args(api: Api, args: Mapping[str, Any]) -> dict[str, Any]:
     """Check ``args`` against the API's JSON Schema; return them with schema defaults filled."""
@@ -31,6 +42,7 @@ def validate_args(api: Api, args: Mapping[str, Any]) -> dict[str, Any]:
             f"{api.id}: arguments must be a JSON object, got {type(args).__name__}",
             [{"path": "", "message": "not an object"}],
         )
+    _sendable(api, args)
     validator = jsonschema.Draft202012Validator(api.parameters)
     problems = sorted(validator.iter_errors(dict(args)), key=lambda e: list(e.absolute_path))
     if problems:
@@ -44,6 +56,37 @@ def validate_args(api: Api, args: Mapping[str, Any]) -> dict[str, Any]:
         if name not in filled and "default" in arg.schema_:
             filled[name] = arg.schema_["default"]
     return filled
+
+
+def _sendable(api: Api, args: Mapping[str, Any]) -> None:
+    """Refuse values that JSON, a URL or a header cannot carry, naming the argument.
+
+    Walked without recursion, so that a value nested thousands deep is refused here
+    rather than crashing the schema check or the JSON encoder."""
+    stack: list[tuple[str, Any, int]] = [(str(k), v, 1) for k, v in args.items()]
+    while stack:
+        where, value, depth = stack.pop()
+        problem = None
+        if depth > MAX_DEPTH:
+            problem = f"is nested deeper than {MAX_DEPTH} levels"
+        elif isinstance(value, float) and not math.isfinite(value):
+            problem = f"is {value}, not a finite number (JSON has no NaN or Infinity)"
+        elif isinstance(value, int) and not isinstance(value, bool) and \
+                value.bit_length() > 1000:
+            problem = "is an integer too large to send (over 300 digits)"
+        elif isinstance(value, str):
+            try:
+                value.encode("utf-8")
+            except UnicodeEncodeError as exc:
+                problem = (f"is not valid Unicode (a lone surrogate at character "
+                           f"{exc.start}); send whole characters")
+        elif isinstance(value, Mapping):
+            stack += [(f"{where}.{k}", v, depth + 1) for k, v in value.items()]
+        elif isinstance(value, list | tuple):
+            stack += [(f"{where}[{i}]", v, depth + 1) for i, v in enumerate(value)]
+        if problem:
+            raise ArgumentError(f"{api.id}: argument {where} {problem}",
+                                [{"path": where, "message": problem}])
 
 
 def _explain(error: jsonschema.ValidationError) -> dict[str, str]:
@@ -68,7 +111,11 @@ def build_request(
     path = api.http.path
     for name in api.http.placeholders:
         path = path.replace("{" + name + "}", _segment(api, name, values[name]))
-    url = base.copy_with(raw_path=(base.raw_path.decode().rstrip("/") + path).encode())
+    try:
+        url = base.copy_with(raw_path=(base.raw_path.decode().rstrip("/") + path).encode())
+    except httpx.InvalidURL as exc:
+        raise ArgumentError(f"{api.id}: the path is too long to send ({exc}); send shorter "
+                            "values", [{"path": "", "message": str(exc)}]) from None
 
     params: list[tuple[str, str | int | float | bool | None]] = []
     headers: dict[str, str] = dict(api.http.headers)
@@ -86,13 +133,17 @@ def build_request(
                 items = value if isinstance(value, list) else [value]
                 params.extend((key, _scalar(v)) for v in items)
         elif arg.location == "header":
-            headers[key] = _scalar(value)
+            headers[key] = _header(api, name, key, value)
         elif arg.location == "body":
             body_values[name] = value
     params.extend((auth_params or {}).items())
     headers.update(auth_headers or {})
     if params:
-        url = url.copy_merge_params(params)
+        try:
+            url = url.copy_merge_params(params)
+        except httpx.InvalidURL as exc:
+            raise ArgumentError(f"{api.id}: the query is too long to send ({exc}); send "
+                                "shorter values", [{"path": "", "message": str(exc)}]) from None
 
     content: bytes | None = None
     if body_values or (api.http.body and api.http.body.template is not None):
@@ -115,6 +166,27 @@ def _segment(api: Api, name: str, value: Any) -> str:
     return quote(text, safe="")
 
 
+def _header(api: Api, name: str, field: str, value: Any) -> str:
+    """A header value: printable ASCII only (HTTP carries nothing else safely, and CR or
+    LF would start another header); a path-carrying header gets the path rules."""
+    text = _scalar(value)
+    bad = next((c for c in text if not " " <= c <= "~" and c != "\t"), None)
+    problem = None
+    if bad is not None:
+        problem = (f"holds {bad!r}; a header value must be printable ASCII (write "
+                   "typographic quotes and other characters as ASCII)")
+    elif field.lower() in _PATH_HEADERS:
+        segments = text.split("?")[0].split("/")
+        if not text.startswith("/") or "\\" in text or any(
+                s in (".", "..") for s in segments):
+            problem = ("is not a plain path: it must start with '/' and may hold no '.' or "
+                       "'..' segment and no '\\'")
+    if problem:
+        raise UnsafeArgumentError(f"{api.id}: header argument {name!r} = {text[:80]!r} "
+                                  f"{problem}", [{"path": name, "message": problem}])
+    return text
+
+
 def _check_origin(api: Api, base: httpx.URL, url: httpx.URL) -> None:
     prefix = base.raw_path.decode().rstrip("/") + "/"
     if (
@@ -131,7 +203,7 @@ def _scalar(value: Any) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, dict | list):
-        return json.dumps(value, separators=(",", ":"), sort_keys=True)
+        return json.dumps(value, separators=(",", ":"), sort_keys=True, allow_nan=False)
     return str(value)
 
 
@@ -152,7 +224,8 @@ def _body(api: Api, values: dict[str, Any]) -> tuple[bytes, str]:
                 target = target.setdefault(part, {})
             target[leaf] = value
         if encoding == "json":
-            return json.dumps(document, ensure_ascii=False).encode(), media_type
+            return (json.dumps(document, ensure_ascii=False, allow_nan=False).encode(),
+                    media_type)
         return urlencode({k: _scalar(v) for k, v in document.items()}).encode(), media_type
     assert spec is not None
     if spec.template is None:

@@ -24,6 +24,7 @@ from toolbed.apis import Api, ApiKeyAuth, App, Catalog, load_catalog
 from toolbed.errors import (
     AppNotRunningError,
     ArgumentError,
+    CredentialError,
     ToolbedError,
     TransportError,
     UnknownApiError,
@@ -39,8 +40,9 @@ from .launchers import RunningApp, running_apps
 
 __all__ = ["AGENT_ERRORS", "Caller", "Runtime"]
 
-AGENT_ERRORS = (ArgumentError, UnknownApiError, TransportError)
-"""Errors an agent's call can cause; ``observe`` returns them as observations."""
+AGENT_ERRORS = (ArgumentError, UnknownApiError, TransportError, CredentialError)
+"""Errors an agent's call can meet; ``observe`` returns them as observations (a hosted
+tool offered in a run that has no key for it is a failed call, as any other)."""
 
 
 class Caller(Protocol):
@@ -153,14 +155,14 @@ class Runtime:
     def call(self, api_id: str, args: Mapping[str, Any] | None = None) -> Observation:
         """Make the call; raise ``ToolbedError`` if it cannot be made."""
         api = self.catalog.api(api_id)
-        request = self.prepare(api, args or {})
+        request = self.prepare(api, {} if args is None else args)
         response = self._send(request)
         return observe_response(api.id, response, cap=self.max_chars, redactor=self.redactor)
 
     async def acall(self, api_id: str, args: Mapping[str, Any] | None = None) -> Observation:
         """``call`` for asyncio."""
         api = self.catalog.api(api_id)
-        request = self.prepare(api, args or {})
+        request = self.prepare(api, {} if args is None else args)
         response = await self._asend(request)
         return observe_response(api.id, response, cap=self.max_chars, redactor=self.redactor)
 
@@ -192,7 +194,16 @@ class Runtime:
         app = self.catalog.app_of(api)
         base_url = self.base_url(app)
         headers, params = ({}, {}) if self.mode is Mode.REPLAY else auth_for(app, self.env)
-        return build_request(api, args, base_url, auth_headers=headers, auth_params=params)
+        try:
+            return build_request(api, args, base_url, auth_headers=headers, auth_params=params)
+        except ToolbedError:
+            raise
+        except Exception as exc:
+            # build_request names every refusal it knows; anything else it met is still
+            # the arguments' fault, and an agent must get it as an observation, not a crash
+            raise ArgumentError(f"{api.id}: the arguments cannot be made into a request "
+                                f"({type(exc).__name__}: {exc})",
+                                [{"path": "", "message": str(exc)}]) from exc
 
     def base_url(self, app: App) -> str:
         """Where ``app`` answers in this run."""

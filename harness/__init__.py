@@ -33,7 +33,15 @@ from ._report import (
     write_report,
 )
 from ._runner import TOOL_CHOICES, Runner, TaskResult, offered_tools
-from ._score import answer_matches, mentions, normalise, numbers_in, render, same_value
+from ._score import (
+    answer_matches,
+    filled_references,
+    mentions,
+    normalise,
+    numbers_in,
+    render,
+    same_value,
+)
 from ._scoring import OPEN_PASS, Reference, TaskScore, gold_calls, score_run
 from ._splits import HELD_OUT, SHARES, assign_splits
 from ._stats import GROUPINGS, api_coverage, task_stats, task_table
@@ -102,6 +110,7 @@ __all__ = [
     "ToolBox",
     "Trajectory",
     "answer_matches",
+    "filled_references",
     "api_coverage",
     "assign_splits",
     "chat_model",

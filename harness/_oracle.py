@@ -30,10 +30,13 @@ from toolbed.connectors import (
 from toolbed.errors import TaskError
 from toolbed.rollback import Journal, RollbackReport, RollbackScope, Snapshot, diff, snapshot
 
-from ._score import answer_matches, mentions, render, same_value
+from ._score import answer_matches, filled_references, mentions, render, same_value
 from ._task import StateCheck, Task
 
-__all__ = ["TaskRun", "check_state", "run_oracle", "truthy"]
+__all__ = ["GOLD_CAP", "TaskRun", "check_state", "run_oracle", "truthy"]
+
+GOLD_CAP = 50_000_000
+"""Characters of a response body the gold chain keeps (an agent's calls keep 32,000)."""
 
 
 @dataclass
@@ -60,8 +63,10 @@ class TaskRun:
 
 
 def truthy(value: Any) -> bool:
-    """JMESPath's truth: false, null, and empty strings, lists and objects are false."""
-    return value not in (False, None, "", [], {})
+    """JMESPath's truth: false, null, and empty strings, lists and objects are false
+    (0 is true: a dry day's rain total is a fact, not a missing one)."""
+    return value is not False and value is not None and \
+        not (isinstance(value, str | list | dict) and not value)
 
 
 def check_state(caller: Caller, checks: list[StateCheck]) -> list[bool]:
@@ -95,7 +100,19 @@ def run_oracle(
     if task.reset and restart is None and runtime.mode is not Mode.REPLAY:
         raise TaskError(f"task {task.id} restarts its apps afterwards; run it where toolbed "
                         "can restart them (`toolbed tasks validate --live` does)")
-    before = {app: _probe(runtime, app) for app in task.apps} if task.reset else {}
+    # the gold chain reads whole answers: the size cap protects an agent's context, and a
+    # reference cut at 32,000 characters would miss what a question asks about
+    cap, runtime.max_chars = runtime.max_chars, GOLD_CAP
+    try:
+        before = {app: _probe(runtime, app) for app in task.apps} if task.reset else {}
+        return _run(runtime, task, journal, restart, run, writes, before)
+    finally:
+        runtime.max_chars = cap
+
+
+def _run(runtime: Runtime, task: Task, journal: Journal | None,
+         restart: Callable[[RunningApp], RunningApp] | None, run: TaskRun, writes: bool,
+         before: dict[str, Snapshot]) -> TaskRun:
     scope = RollbackScope(runtime, journal, task_id=task.id, allow_irreversible=task.irreversible,
                           verify=task.apps if writes and not task.reset else ())
     with scope:
@@ -141,14 +158,15 @@ def _judge(scope: RollbackScope, run: TaskRun, saved: dict[str, Any]) -> None:
         return
     if answer.type == "open":
         run.expected = [_extract(f, saved, run) for f in answer.facts]
+        references = filled_references(answer, run.expected)
         for expression, value in zip(answer.facts, run.expected, strict=True):
             if not truthy(value):
                 run.problems.append(f"fact {expression!r} is empty on the live app")
-            for reference in answer.references:
+            for reference in references:
                 if truthy(value) and not mentions(reference, value):
                     run.problems.append(f"reference {reference[:60]!r}... does not mention "
                                         f"{render(value)!r} (fact {expression!r})")
-        run.answer = answer.references[0]
+        run.answer = references[0]
         run.passed = all(mentions(run.answer, v) for v in run.expected)
         return
     got = _extract(answer.source, saved, run)

@@ -73,6 +73,8 @@ def summarize(rows: list[dict[str, Any]], meta: dict[str, Any] | None = None) ->
         "pass_hat_k": {str(k): round(pass_hat_k(list(trials.values()), k), 4)
                        for k in range(1, most + 1)} if trials else {},
         "problems": sum(1 for r in rows if r["problems"]),
+        "problem_runs": [{"task": r["task"], "trial": r["trial"], "problems": r["problems"]}
+                         for r in rows if r["problems"]],
         "retrieval_misses": retrieval_misses(rows),
     }
 
@@ -122,6 +124,13 @@ def markdown(summary: dict[str, Any]) -> str:
               "| answer type | failed | gold tool not offered |", "|---|---|---|"]
     lines += [f"| {kind} | {cell['failed']} | {cell['missed']} |"
               for kind, cell in summary.get("retrieval_misses", {}).items()]
+    if summary.get("problem_runs"):
+        lines += ["", "## Problems", "",
+                  "Runs that went wrong besides the agent's own mistakes (scored as failed).",
+                  "", "| task | trial | problem |", "|---|---|---|"]
+        lines += [f"| {r['task']} | {r['trial']} | "
+                  + "; ".join(p.replace("|", "/").replace("\n", " ") for p in r["problems"])
+                  + " |" for r in summary["problem_runs"]]
     return "\n".join(lines) + "\n"
 
 

@@ -37,18 +37,19 @@ import sqlite_utils
 
 from toolbed.apis import Catalog
 from toolbed.connectors import Mode, RunningApp, Runtime, parse_mode
-from toolbed.errors import TaskError
+from toolbed.errors import TaskError, ToolbedError
 from toolbed.rollback import RollbackScope
 
 from ._agents import Agent
 from ._oracle import TaskRun, check_state, run_oracle
+from ._score import filled_references
 from ._scoring import Reference, score_run
 from ._suite import TASK_CASSETTES, task_cassette
 from ._task import Task
 from ._trajectory import Call, ToolBox, Trajectory
 from .metrics import Judge
 
-__all__ = ["TOOL_CHOICES", "Runner", "TaskResult", "offered_tools"]
+__all__ = ["SCOPES", "TOOL_CHOICES", "Runner", "TaskResult", "offered_tools"]
 
 TOOL_CHOICES = ("gold", "apps", "retriever")
 
@@ -87,16 +88,27 @@ class TaskResult:
         }
 
 
+SCOPES = ("tier", "all", "apps")
+"""What the retriever may offer: APIs of the task's tier (the default: a self-hosted task
+needs no network), of the whole catalog, or of the task's own apps only."""
+
+
 def offered_tools(catalog: Catalog, task: Task, tools: str, k: int = 5,
-                  index: Any = None) -> list[str]:
+                  index: Any = None, scope: str = "tier") -> list[str]:
     """The API ids an agent is offered on ``task``: the gold chain's (``gold``), all of
-    its apps' (``apps``), or the index's top ``k`` in the task's tier (``retriever``)."""
+    its apps' (``apps``), or the index's top ``k`` within ``scope`` (``retriever``)."""
     if tools == "gold":
         return list(dict.fromkeys(s.api for s in task.chain))
     if tools == "apps":
         return [api.id for app in task.apps for api in catalog.app(app).apis]
-    tier = catalog.app(task.apps[0]).tier
-    return [h.api for h in index.search(task.query, k, {"tier": tier})]
+    where: dict[str, Any] | None = None
+    if scope == "tier":
+        where = {"tier": catalog.app(task.apps[0]).tier}
+    elif scope == "apps":
+        where = {"app": task.apps[0]} if len(task.apps) == 1 else {"app": {"$in": task.apps}}
+    elif scope != "all":
+        raise TaskError(f"retriever scope {scope!r}: choose one of {', '.join(SCOPES)}")
+    return [h.api for h in index.search(task.query, k, where)]
 
 
 class Runner:
@@ -108,6 +120,7 @@ class Runner:
         cassettes: str | Path | None = None, apps: dict[str, RunningApp] | None = None,
         index: Any = None, restart: Callable[[RunningApp], RunningApp] | None = None,
         similarity: Callable[[str, str], float] | None = None, judge: Judge | None = None,
+        scope: str = "tier", unavailable: dict[str, str] | None = None,
     ):
         if tools not in TOOL_CHOICES:
             raise TaskError(f"--tools {tools!r}: choose one of {', '.join(TOOL_CHOICES)}")
@@ -125,6 +138,11 @@ class Runner:
         self.cassettes = Path(cassettes) if cassettes else default
         self.apps, self.index, self.restart = apps, index, restart
         self._similarity, self.judge = similarity, judge
+        if scope not in SCOPES:
+            raise TaskError(f"retriever scope {scope!r}: choose one of {', '.join(SCOPES)}")
+        self.scope = scope
+        self.unavailable = dict(unavailable or {})
+        """Apps that could not be started, with why: their tasks fail with the reason."""
         self.run_dir.mkdir(parents=True, exist_ok=True)
         self.db = sqlite_utils.Database(self.run_dir / "results.db")
 
@@ -195,21 +213,32 @@ class Runner:
         return self.cassettes / f"{task.id}.{trial}.yaml"
 
     def offered(self, task: Task) -> list[str]:
-        return offered_tools(self.catalog, task, self.tools, self.k, self.index)
+        return offered_tools(self.catalog, task, self.tools, self.k, self.index, self.scope)
 
     def run_one(self, task: Task, trial: int = 0) -> TaskResult:
         """One task (and trial), run and scored; not stored."""
         return self._score(task, trial, self._execute(task, trial, self.offered(task)))
 
     def _execute(self, task: Task, trial: int, offered: list[str]) -> Executed:
-        """The agent's (or the oracle's) run, with its reference; safe in a thread."""
+        """The agent's (or the oracle's) run, with its reference; safe in a thread.
+
+        Whatever goes wrong with this task (an app that would not start or is down, a
+        cassette that is missing or damaged) fails it with the reason; the run goes on."""
         started = time.perf_counter()
-        with Runtime(self.catalog, mode=self.mode, cassette=self.cassette(task, trial),
-                     apps=self.apps) as runtime:
-            if self.oracle:
-                trajectory, reference, problems = self._oracle(runtime, task)
-            else:
-                trajectory, reference, problems = self._agent(runtime, task, offered)
+        down = sorted(self._touches(task, offered) & set(self.unavailable))
+        if down:
+            return Executed(Trajectory(), Reference(),
+                            [f"{app} could not be started: {self.unavailable[app]}"
+                             for app in down], time.perf_counter() - started)
+        try:
+            with Runtime(self.catalog, mode=self.mode, cassette=self.cassette(task, trial),
+                         apps=self.apps) as runtime:
+                if self.oracle:
+                    trajectory, reference, problems = self._oracle(runtime, task)
+                else:
+                    trajectory, reference, problems = self._agent(runtime, task, offered)
+        except ToolbedError as exc:         # an app down, a cassette missing or damaged...
+            trajectory, reference, problems = Trajectory(), Reference(), [str(exc)]
         return Executed(trajectory, reference, problems, time.perf_counter() - started)
 
     def _score(self, task: Task, trial: int, run: Executed) -> TaskResult:
@@ -233,7 +262,7 @@ class Runner:
             return []
         try:
             reference.judged = max(self.judge(task.query, trajectory.answer, r)
-                                   for r in task.answer.references)
+                                   for r in filled_references(task.answer, reference.expected))
         except Exception as exc:  # the judge's server failed: similarity scores it instead
             return [f"the judge failed ({type(exc).__name__}: {exc}); scored by similarity"]
         return []
@@ -271,7 +300,12 @@ class Runner:
         with scope:
             checks = task.answer.state if task.answer.type == "operational" else []
             reference.state_before = check_state(scope, checks) if checks else []
-            self.agent.run(task, ToolBox(scope, offered, trajectory))
+            try:
+                self.agent.run(task, ToolBox(scope, offered, trajectory))
+            except Exception as exc:
+                # the agent (its model server, its parser) failed: this task fails with
+                # the reason, its writes are still rolled back, and the run goes on
+                problems.append(f"the agent failed: {type(exc).__name__}: {exc}")
             reference.state_after = check_state(scope, checks) if checks else []
         if self.judge is not None and task.answer.type == "open":
             problems += self._judge(task, trajectory, reference)     # in the task's cassette

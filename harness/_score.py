@@ -12,11 +12,13 @@ import math
 import re
 import unicodedata
 from collections import Counter
+from collections.abc import Sequence
 from typing import Any
 
-from ._task import Match
+from ._task import FACT, Match, OpenAnswer
 
-__all__ = ["answer_matches", "mentions", "normalise", "numbers_in", "render", "same_value"]
+__all__ = ["answer_matches", "filled_references", "mentions", "normalise", "numbers_in", "render",
+           "same_value"]
 
 _NUMBER = re.compile(r"-?\d+(?:[.,]\d+)*(?:\.\d+)?(?:e[+-]?\d+)?", re.IGNORECASE)
 
@@ -114,3 +116,15 @@ def same_value(got: Any, expected: Any, rule: Match) -> bool:
 def _key(value: Any) -> str:
     number = _as_number(value)
     return repr(number) if number is not None else normalise(render(value))
+
+
+def filled_references(answer: OpenAnswer, values: Sequence[Any] | None) -> list[str]:
+    """An open answer's references with each ``{i}`` replaced by the live value of
+    ``facts[i]`` (as the gold chain read it in this run)."""
+    found = list(values or [])
+
+    def one(match: re.Match[str]) -> str:
+        i = int(match.group(1))
+        return render(found[i]) if i < len(found) else match.group(0)
+
+    return [FACT.sub(one, reference) for reference in answer.references]

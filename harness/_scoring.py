@@ -27,7 +27,7 @@ from typing import Any
 
 from toolbed.apis import Catalog
 
-from ._score import answer_matches
+from ._score import answer_matches, filled_references
 from ._task import Task
 from ._trajectory import Call, Trajectory
 from .metrics import (
@@ -162,6 +162,7 @@ def _completion(task: Task, trajectory: Trajectory, reference: Reference, catalo
             return reference.judged
         if similarity is None:
             raise ValueError("open answers need a similarity (e.g. embedding_similarity())")
-        return max((max(0.0, similarity(text, r)) for r in answer.references), default=0.0)
+        return max((max(0.0, similarity(text, r))
+                    for r in filled_references(answer, reference.expected)), default=0.0)
     expected = answer.value if answer.type == "fixed" else reference.expected
     return float(answer_matches(text, expected, answer))

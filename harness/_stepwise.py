@@ -41,7 +41,7 @@ from toolbed.connectors import Mode, Runtime, StepResult, api_id_of, openai_tool
 from ._agents import SYSTEM_PROMPT, _text
 from ._oracle import TaskRun, run_oracle
 from ._runner import offered_tools
-from ._score import answer_matches
+from ._score import answer_matches, filled_references
 from ._scoring import OPEN_PASS
 from ._suite import TASK_CASSETTES, task_cassette
 from ._task import Task
@@ -134,7 +134,8 @@ def _prediction(case: StepCase, reply: AIMessage | None,
     rule = case.task.answer
     if rule.type == "open":
         assert similarity is not None
-        right = max(similarity(answer, r) for r in rule.references) >= OPEN_PASS
+        right = max(similarity(answer, r)
+                    for r in filled_references(rule, case.expected)) >= OPEN_PASS
     elif rule.type in ("fixed", "realtime"):
         expected = rule.value if rule.type == "fixed" else case.expected
         right = answer_matches(answer, expected, rule)

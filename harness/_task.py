@@ -21,6 +21,7 @@ Four answer types, after CToolEval (section 3.5):
 
 from __future__ import annotations
 
+import re
 from typing import Annotated, Any, Literal
 
 import jmespath
@@ -28,6 +29,9 @@ from jmespath.exceptions import JMESPathError
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from toolbed.apis import Step
+
+FACT = re.compile(r"\{(\d+)\}")
+"""A fact's place in an open answer's reference: ``{0}`` is the live value of facts[0]."""
 
 __all__ = [
     "CATEGORIES",
@@ -113,7 +117,11 @@ class RealtimeAnswer(Match):
 
 
 class OpenAnswer(_Model):
-    """Free text, judged against ``references``; each fact must be in every reference."""
+    """Free text, judged against ``references``; each fact must be in every reference.
+
+    An answer about live data cannot be written in advance: its reference names the
+    facts by place instead, ``{0}`` for the live value of ``facts[0]`` and so on, and
+    ``filled_references`` puts in what the gold chain read at run time."""
 
     type: Literal["open"]
     references: list[str] = Field(min_length=1)
@@ -124,6 +132,15 @@ class OpenAnswer(_Model):
     @classmethod
     def _facts(cls, facts: list[str]) -> list[str]:
         return [_expression(f) for f in facts]
+
+    @model_validator(mode="after")
+    def _placeholders_name_facts(self) -> OpenAnswer:
+        for reference in self.references:
+            for index in FACT.findall(reference):
+                if int(index) >= len(self.facts):
+                    raise ValueError(f"reference {reference[:40]!r}... uses {{{index}}} but "
+                                     f"there are {len(self.facts)} facts")
+        return self
 
 
 class StateCheck(_Model):

@@ -9,6 +9,7 @@ for text-protocol agents the raw outputs and their format errors.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -73,18 +74,19 @@ class ToolBox:
 
     def observe(self, api_id: str, args: Mapping[str, Any] | None = None) -> Observation:
         """Call an offered API; anything else is an error observation, and no request."""
-        args = dict(args or {})
+        raw = {} if args is None else args
+        kept: dict[str, Any] = _recordable(dict(raw)) if isinstance(raw, Mapping) else {}
         resolved = self.resolve(api_id)
         if resolved is None:
             obs = Observation(api=api_id, error=CallError(
                 type="UnknownTool", message=f"{api_id!r} is not one of the tools offered; "
                 "call one of: " + ", ".join(self.offered)))
-            self.trajectory.calls.append(Call(api=api_id, args=args, valid=False,
+            self.trajectory.calls.append(Call(api=api_id, args=kept, valid=False,
                                               error=obs.error.message if obs.error else None))
             return obs
-        obs = self.caller.observe(resolved, args)
+        obs = self.caller.observe(resolved, raw)
         self.trajectory.calls.append(Call(
-            api=resolved, args=args, status=obs.status, ok=obs.ok,
+            api=resolved, args=kept, status=obs.status, ok=obs.ok,
             error=obs.error.message if obs.error else None))
         return obs
 
@@ -97,3 +99,22 @@ class ToolBox:
     async def aobserve(self, api_id: str, args: Mapping[str, Any] | None = None
                        ) -> Observation:
         return self.observe(api_id, args)
+
+
+def _recordable(value: Any, depth: int = 0) -> Any:
+    """The arguments as the trajectory keeps them: what an agent sent, made safe to
+    score, store and report (JSON, SQLite and HTML take no lone surrogate, NaN, integer
+    of thousands of digits or nesting a thousand deep; the call itself was refused)."""
+    if depth > 32:
+        return "..."
+    if isinstance(value, str):
+        return value.encode("utf-8", "backslashreplace").decode("utf-8")
+    if isinstance(value, float) and not math.isfinite(value):
+        return str(value)
+    if isinstance(value, int) and not isinstance(value, bool) and value.bit_length() > 1000:
+        return f"<an integer of about {int(value.bit_length() * 0.30103)} digits>"
+    if isinstance(value, Mapping):
+        return {_recordable(str(k)): _recordable(v, depth + 1) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_recordable(v, depth + 1) for v in value]
+    return value

@@ -7,16 +7,23 @@ first, a process killed at any point leaves a row that says what may have happen
 and ``toolbed rollback recover`` can finish the job.
 
 SQLite runs in WAL mode and commits each change at once: a SIGKILL loses nothing that
-was journalled, and ``toolbed rollback status`` can read while a run writes.
+was journalled, and ``toolbed rollback status`` can read while a run writes; it opens
+the file read-only and changes nothing in it. A row that cannot be read back (hand
+edited, damaged) is listed in ``damaged`` and skipped, so that it cannot hide the
+others. Each row names its process by pid and start time: a pid that now belongs to
+another process does not make a dead run's writes look alive.
 Values are stored as the runtime's redactor left them: no secret reaches this file.
 """
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import sqlite3
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import UTC, datetime
 from enum import StrEnum
 from pathlib import Path
@@ -25,6 +32,7 @@ from typing import Any
 import sqlite_utils
 from pydantic import BaseModel
 
+from toolbed.connectors.launchers import process_started
 from toolbed.errors import JournalError
 from toolbed.paths import home_dir
 
@@ -60,6 +68,8 @@ class Entry(BaseModel):
     api: str
     mode: str
     pid: int
+    started: float | None = None
+    """When the journalling process started: with ``pid``, it names the process."""
     status: Status
     args: dict[str, Any]
     before: dict[str, Any] | None = None
@@ -90,11 +100,21 @@ def default_journal_path() -> Path:
 
 
 class Journal:
-    """The journal file (``":memory:"`` for one that dies with the process)."""
+    """The journal file (``":memory:"`` for one that dies with the process).
 
-    def __init__(self, path: str | Path | None = None):
+    ``readonly`` opens an existing journal for reading only (``toolbed rollback
+    status``): nothing is created, migrated or switched to WAL, and a file that is not a
+    toolbed journal is refused."""
+
+    def __init__(self, path: str | Path | None = None, *, readonly: bool = False):
         self.path = Path(path) if path is not None else default_journal_path()
+        self.damaged: list[tuple[int, str]] = []
+        """Rows that could not be read back: (seq, why)."""
+        self._lock = threading.Lock()
         memory = str(path) == ":memory:"
+        if readonly and not memory:
+            self._open_readonly()
+            return
         try:
             if not memory:
                 self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -114,7 +134,30 @@ class Journal:
                 f"cannot open the rollback journal {self.path}: {exc}; "
                 "move the file away to start a new journal"
             ) from None
-        self._lock = threading.Lock()
+
+    def _open_readonly(self) -> None:
+        if not self.path.exists():
+            conn = sqlite3.connect(":memory:", check_same_thread=False, isolation_level=None)
+            self.db = sqlite_utils.Database(conn)
+            self._table = self.db.table("writes")
+            self._create()                  # an empty journal: nothing was journalled
+            return
+        try:
+            conn = sqlite3.connect(f"file:{self.path}?mode=ro", uri=True,
+                                   check_same_thread=False, isolation_level=None, timeout=30)
+            self.db = sqlite_utils.Database(conn)
+            columns = set(self.db.table("writes").columns_dict) \
+                if self.db.table("writes").exists() else set()
+        except sqlite3.DatabaseError as exc:
+            raise JournalError(f"{self.path} cannot be read as a rollback journal: {exc}"
+                               ) from None
+        missing = {"seq", "run_id", "app", "api", "status", "args"} - columns
+        if missing:
+            conn.close()
+            raise JournalError(f"{self.path} is not a toolbed rollback journal (no 'writes' "
+                               "table with seq, run_id, app, api, status, args); give the "
+                               "journal's path, by default $TOOLBED_HOME/rollback/journal.db")
+        self._table = self.db.table("writes")
 
     def _create(self) -> None:
         self._table.create(
@@ -123,14 +166,15 @@ class Journal:
                 "mode": str, "pid": int, "status": str, "args": str, "before": str,
                 "response": str, "compensation": str, "http_status": int,
                 "attempts": int, "error": str, "created": str, "updated": str,
-                "instance": str,
+                "instance": str, "started": float,
             },
             pk="seq",
             not_null={"run_id", "app", "api", "mode", "status", "args", "created", "updated"},
             if_not_exists=True,
         )
-        if "instance" not in self._table.columns_dict:   # a journal from before the column
-            self._table.add_column("instance", str)
+        for column, kind in (("instance", str), ("started", float)):
+            if column not in self._table.columns_dict:    # a journal from before the column
+                self._table.add_column(column, kind)
         self._table.create_index(["status"], if_not_exists=True)
         self._table.create_index(["run_id"], if_not_exists=True)
 
@@ -149,7 +193,9 @@ class Journal:
         now = _now()
         row = {
             "run_id": run_id, "task_id": task_id, "app": app, "api": api, "mode": mode,
-            "pid": os.getpid(), "status": str(status), "args": args, "before": before,
+            "pid": os.getpid(), "started": process_started(os.getpid()),
+            "status": str(status), "args": args,
+            "before": before,
             "compensation": compensation, "attempts": 0, "created": now, "updated": now,
             "instance": instance,
         }
@@ -186,11 +232,47 @@ class Journal:
                     " and ".join(where) or None, params, order_by="seq"
                 )
             )
-        return [_decode(row) for row in rows]
+        entries, damaged = [], []
+        for row in rows:
+            try:
+                entries.append(_decode(row))
+            except (ValueError, TypeError) as exc:      # JSON or pydantic: a damaged row
+                damaged.append((int(row.get("seq") or 0), _why(exc)))
+        self.damaged = damaged
+        return entries
 
     def get(self, seq: int) -> Entry:
         with self._lock:
             return _decode(self._table.get(seq))
+
+    @contextmanager
+    def recovering(self) -> Iterator[None]:
+        """Hold the journal's recovery lock: two recoveries at once would undo the same
+        writes twice. A second one is refused with the first one's pid."""
+        lock_path = self.path.with_name(self.path.name + ".recover.lock")
+        with open(lock_path, "a+", encoding="utf-8") as handle:
+            try:
+                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                handle.seek(0)
+                holder = handle.read().strip() or "?"
+                raise JournalError(f"another `toolbed rollback recover` (pid {holder}) is "
+                                   f"recovering {self.path}; wait for it to finish") from None
+            handle.seek(0)
+            handle.truncate()
+            handle.write(str(os.getpid()))
+            handle.flush()
+            try:
+                yield
+            finally:
+                handle.seek(0)
+                handle.truncate()
+                fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def _why(exc: Exception) -> str:
+    text = " ".join(str(exc).split())
+    return f"{type(exc).__name__}: {text[:200]}"
 
 
 def _now() -> str:

@@ -26,11 +26,13 @@ __all__ = ["open_entries", "recover"]
 def open_entries(
     journal: Journal, *, run_id: str | None = None, include_live: bool = False
 ) -> list[Entry]:
-    """Entries that still owe an undo, skipping those of processes still running."""
+    """Entries that still owe an undo, skipping those of processes still running (the
+    same pid and start time: a pid given to another process since does not count)."""
     entries = journal.entries(run_id=run_id, statuses=OPEN)
     if include_live:
         return entries
-    return [e for e in entries if e.pid == os.getpid() or not process_alive(e.pid)]
+    return [e for e in entries
+            if e.pid == os.getpid() or not process_alive(e.pid, e.started)]
 
 
 def recover(
@@ -48,6 +50,12 @@ def recover(
     closed as ``noop``.
     """
     journal = journal or Journal()
+    with journal.recovering():
+        return _recover(runtime, journal, run_id, include_live, policy)
+
+
+def _recover(runtime: Runtime, journal: Journal, run_id: str | None, include_live: bool,
+             policy: UndoPolicy | None) -> list[Entry]:
     done = []
     for entry in reversed(open_entries(journal, run_id=run_id, include_live=include_live)):
         if entry.mode == Mode.REPLAY.value and runtime.mode is not Mode.REPLAY:

@@ -147,14 +147,14 @@ class RollbackScope:
         api = self.catalog.api(api_id)
         if api.effect == "read":
             return self.runtime.call(api.id, args)
-        return self._write(api, dict(args or {}))
+        return self._write(api, {} if args is None else args)
 
     async def acall(self, api_id: str, args: Mapping[str, Any] | None = None) -> Observation:
         """``call`` for asyncio (the journal is local SQLite; writes run in a thread)."""
         api = self.catalog.api(api_id)
         if api.effect == "read":
             return await self.runtime.acall(api.id, args)
-        return await asyncio.to_thread(self._write, api, dict(args or {}))
+        return await asyncio.to_thread(self._write, api, {} if args is None else args)
 
     def observe(self, api_id: str, args: Mapping[str, Any] | None = None) -> Observation:
         """``call``, with the agent's mistakes (and refused writes) as error observations."""
@@ -169,9 +169,10 @@ class RollbackScope:
         except (*AGENT_ERRORS, IrreversibleWriteError) as exc:
             return self.runtime.error_observation(api_id, exc)
 
-    def _write(self, api: Api, args: dict[str, Any]) -> Observation:
+    def _write(self, api: Api, args: Mapping[str, Any]) -> Observation:
         rt = self.runtime
         rt.prepare(api, args)  # a bad argument is refused before anything is journalled
+        args = dict(args)
         safe_args = rt.redactor.data(args)
         if api.undo is None:
             if not self.allow_irreversible:

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
 
 from toolbed.cli import app
+from toolbed.connectors.launchers import process_alive
 from toolbed.paths import home_dir
 
 runner = CliRunner()
@@ -148,3 +151,41 @@ def test_the_readme_catalog_table_is_the_catalog_s(tmp_path):
         assert run("apis", "table", "--tier", tier).stdout in readme.read_text()
     assert copy.read_text() == readme.read_text(), (
         "run `toolbed apis table --tier TIER --update README.md` for both tiers")
+
+
+def test_a_damaged_run_record_is_reported_and_no_second_instance_is_started(isolated_home):
+    records = isolated_home / "run"
+    records.mkdir(exist_ok=True)
+    (records / "kinto.json").write_text('{"app": "kinto", "base_url": "http://127.0.0.1:')
+    status = run("apps", "status", "--json")
+    assert status.exit_code == 0
+    [kinto] = [row for row in json.loads(status.output) if row["app"] == "kinto"]
+    assert kinto["running"] is False and "damaged" in kinto["health"]
+    up = run("apps", "up", "kinto")
+    assert up.exit_code == 1 and "kinto.json is damaged" in up.output
+    assert "delete the file" in up.output
+    (records / "kinto.json").unlink()
+
+
+@pytest.mark.live
+def test_apps_a_killed_command_started_are_stopped_by_the_next_command(isolated_home):
+    child = subprocess.Popen([sys.executable, "-c", (
+        "import json, sys, time\n"
+        "from toolbed.connectors.launchers import get_launcher, own\n"
+        "app = own(get_launcher('kinto').start())\n"
+        "print(json.dumps({'pid': app.pid, 'data': app.data_dir}), flush=True)\n"
+        "time.sleep(120)\n")], stdout=subprocess.PIPE, text=True)
+    try:
+        started = json.loads(child.stdout.readline())
+    finally:
+        child.kill()                                  # SIGKILL: no finally of its own runs
+        child.wait()
+    assert process_alive(started["pid"]) and Path(started["data"]).is_dir()
+    assert list((isolated_home / "run").glob("kinto.owned-*.json"))
+    result = run("apps", "status", "--json")
+    assert result.exit_code == 0
+    assert "stopped kinto" in result.output and "left running by a toolbed command" in \
+        result.output
+    assert not process_alive(started["pid"])
+    assert not Path(started["data"]).exists()          # its credentials went with it
+    assert not list((isolated_home / "run").glob("kinto*.json"))

@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import ClassVar
 
 import httpx
+import psutil
 
 from toolbed.apis import ApiKeyAuth, App, BasicAuth, BearerAuth, Catalog, load_catalog
 from toolbed.errors import (
@@ -48,7 +49,9 @@ __all__ = [
     "get_launcher",
     "launch",
     "launcher_names",
+    "damaged_records",
     "process_alive",
+    "process_started",
     "running_apps",
     "stop_app",
 ]
@@ -69,6 +72,9 @@ class RunningApp:
     env: dict[str, str] = field(default_factory=dict, repr=False)
     """Credentials, as the env vars the app's catalog auth reads."""
     started_at: float = field(default_factory=time.time)
+    owner: list[float] | None = None
+    """For an app a command started for itself (``toolbed eval``): that process's pid and
+    start time. When it dies without stopping the app, the next toolbed command does."""
 
     @property
     def port(self) -> int:
@@ -404,27 +410,82 @@ def _run_dir() -> Path:
 
 
 def save_running(app: RunningApp) -> None:
-    path = _run_dir() / f"{app.app}.json"
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    """Record a started app (written whole or not at all: a crash mid-write cannot leave
+    a half record that makes a running app look stopped)."""
+    path = _record(app)
+    partial = path.with_name(f".{path.name}.partial")
+    fd = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     with os.fdopen(fd, "w") as fh:
         json.dump(asdict(app), fh)
+    partial.replace(path)
 
 
-def forget_running(name: str) -> None:
-    (_run_dir() / f"{name}.json").unlink(missing_ok=True)
+def _record(app: RunningApp) -> Path:
+    """``run/<app>.json`` for `toolbed apps up`; an owned app's record also names its
+    owner, so that it never overwrites (or is deleted with) another instance's."""
+    owner = f".owned-{int(app.owner[0])}" if app.owner else ""
+    return _run_dir() / f"{app.app}{owner}.json"
 
 
-def running_apps() -> dict[str, RunningApp]:
-    """Apps started by ``toolbed apps up`` whose process is still alive."""
-    found = {}
+def forget_running(name: str | RunningApp) -> None:
+    """Delete the record of app ``name`` (of `toolbed apps up`), or of that instance."""
+    path = _record(name) if isinstance(name, RunningApp) else _run_dir() / f"{name}.json"
+    path.unlink(missing_ok=True)
+
+
+def running_apps(owned: bool = True) -> dict[str, RunningApp]:
+    """Apps toolbed started whose process is still alive: those of ``toolbed apps up``
+    and, unless not ``owned``, those a running command started for itself (a damaged
+    record is skipped here; ``damaged_records`` lists it)."""
+    found: dict[str, RunningApp] = {}
     for path in sorted(_run_dir().glob("*.json")):
         try:
             app = RunningApp(**json.loads(path.read_text()))
         except (ValueError, TypeError):
             continue
-        if process_alive(app.pid):
-            found[app.app] = app
+        if not process_alive(app.pid) or (app.owner is not None and not owned):
+            continue
+        if app.app not in found or found[app.app].owner is not None:
+            found[app.app] = app                # an app of `toolbed apps up` comes first
     return found
+
+
+def own(app: RunningApp) -> RunningApp:
+    """Record ``app`` as started by this process for itself (see ``reap_orphans``)."""
+    app.owner = [os.getpid(), process_started(os.getpid()) or 0.0]
+    save_running(app)
+    return app
+
+
+def reap_orphans() -> list[RunningApp]:
+    """Stop the apps whose owning command died without stopping them (a SIGKILLed
+    ``toolbed eval``), delete their data dirs (credentials included) and records."""
+    reaped = []
+    for path in sorted(_run_dir().glob("*.json")):
+        try:
+            app = RunningApp(**json.loads(path.read_text()))
+        except (ValueError, TypeError):
+            continue
+        if app.owner is None:
+            continue
+        pid, started = int(app.owner[0]), float(app.owner[1])
+        if process_alive(pid, started or None):
+            continue
+        stop_app(app)
+        path.unlink(missing_ok=True)
+        reaped.append(app)
+    return reaped
+
+
+def damaged_records() -> dict[str, Path]:
+    """Run records that cannot be read: toolbed cannot tell whether their app runs."""
+    damaged = {}
+    for path in sorted(_run_dir().glob("*.json")):
+        try:
+            RunningApp(**json.loads(path.read_text()))
+        except (ValueError, TypeError):
+            damaged[path.stem.split(".")[0]] = path
+    return damaged
 
 
 # -- helpers -----------------------------------------------------------------------------
@@ -437,8 +498,23 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
-def process_alive(pid: int) -> bool:
-    """Whether process ``pid`` still runs (a zombie child of ours is reaped and is not)."""
+def process_started(pid: int) -> float | None:
+    """When process ``pid`` started (seconds since the epoch), or None if it is gone.
+
+    A pid alone names a process only while it lives: after it dies (or the machine
+    restarts) the number is given to another. The pid with its start time does not."""
+    try:
+        return round(psutil.Process(pid).create_time(), 2)
+    except (psutil.NoSuchProcess, psutil.AccessDenied, ValueError):
+        return None
+
+
+def process_alive(pid: int, started: float | None = None) -> bool:
+    """Whether process ``pid`` still runs (a zombie child of ours is reaped and is not);
+    with ``started``, whether it is the same process that started then."""
+    if started is not None and process_alive(pid):
+        now = process_started(pid)
+        return now is not None and abs(now - started) < 0.05
     try:
         waited, _ = os.waitpid(pid, os.WNOHANG)
         if waited == pid:

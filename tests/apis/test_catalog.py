@@ -105,3 +105,14 @@ def test_filters(catalog: Catalog):
         api for api in catalog if catalog.app_of(api).tier == "selfhosted"
     ]
     assert catalog.filter(domain="no such domain") == []
+
+
+def test_no_task_query_is_cut_short_by_a_hash_read_as_a_comment():
+    """In a plain YAML scalar ` #` starts a comment: `query: Post it in #general` loads as
+    "Post it in" (both parsers agree, so the test above cannot see it)."""
+    root = Path(__file__).resolve().parents[2]
+    cut = [f"{path.relative_to(root)}:{number}"
+           for path in sorted((root / "tasks").rglob("*.yaml"))
+           for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+           if re.match(r"\s*(- )?query: [^\s\"'>|]", line) and " #" in line]
+    assert cut == [], "quote these queries: " + ", ".join(cut)

@@ -153,3 +153,10 @@ def test_unknown_api_id_suggests_close_ones(catalog):
         catalog.api("kinto.create_recrod")
     assert "kinto.create_record" in str(err.value)
     assert "toolbed apis list" in str(err.value)
+
+
+def test_a_file_that_is_not_utf8_is_one_clear_error(tmp_path):
+    path = tmp_path / "notes.yaml"
+    path.write_bytes(yaml.safe_dump(GOOD).encode("utf-8") + b"# caf\xe9\n")
+    with pytest.raises(CatalogError, match=r"not UTF-8 text \(byte \d+\); save the file as UTF-8"):
+        load_app(path)

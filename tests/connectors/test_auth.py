@@ -56,3 +56,13 @@ def test_selfhosted_hint_points_at_apps_up():
     app = Catalog([App.model_validate(data)]).app("demo")
     with pytest.raises(CredentialError, match="toolbed apps up demo"):
         auth_for(app, {})
+
+
+def test_an_agent_calling_a_tool_without_its_key_gets_an_error_observation(demo_catalog):
+    sent = []
+    transport = httpx.MockTransport(lambda r: sent.append(r) or httpx.Response(200))
+    with Runtime(demo_catalog, env={}, transport=transport) as rt:
+        observation = rt.observe("demo.get_item", {"item_id": "1"})
+    assert sent == [] and observation.error is not None
+    assert observation.error.type == "CredentialError"
+    assert "DEMO_API_KEY" in observation.error.message

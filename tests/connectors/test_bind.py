@@ -23,3 +23,21 @@ def test_a_function_given_the_wrong_kind_of_value_is_a_binding_error() -> None:
         bind_args({"changes": expression}, context)
     assert bind_args({"changes": expression}, {"before": {"body": {"title": "x"}}}) == {
         "changes": {"tag_colour": "", "title": "x"}}
+
+
+def test_a_binding_that_finds_nothing_fails_unless_it_asks_for_null() -> None:
+    before = {"before": {"body": {"parent_id": None, "name": "general"}}}
+    with pytest.raises(ArgumentError, match="found nothing"):
+        bind_args({"parent_id": "before.body.parent_id"}, before)
+    assert bind_args({"parent_id": "before.body.parent_id || `null`",
+                      "name": "before.body.name || `null`"}, before) == {
+        "parent_id": None, "name": "general"}
+    assert bind_args({"topic": "`null`"}, {}) == {"topic": None}
+
+
+def test_pick_keeps_the_keys_a_write_changed_as_they_were_before() -> None:
+    context = {"args": {"properties": {"Status": {"status": {"name": "Done"}}}},
+               "before": {"body": {"properties": {
+                   "Status": {"status": {"name": "To do"}}, "Total": {"formula": 3}}}}}
+    assert bind_args({"properties": "pick(before.body.properties, keys(args.properties))"},
+                     context) == {"properties": {"Status": {"status": {"name": "To do"}}}}

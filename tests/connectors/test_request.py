@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 import httpx
 import pytest
@@ -104,3 +105,53 @@ def test_a_bad_call_sends_nothing_and_becomes_an_error_observation(demo_catalog)
         {"path": "item_id", "message": "7 is not of type 'string'"}
     ]
     assert unknown.error.type == "UnknownApiError" and "demo.get_item" in unknown.error.message
+
+
+@pytest.mark.parametrize(("args", "expected"), [
+    ({"item_id": "\ud83d"}, "argument item_id is not valid Unicode (a lone surrogate"),
+    ({"item_id": "a", "expand": ["x\udc00"]}, "argument expand[0] is not valid Unicode"),
+    ({"item_id": "a", "expand": ["x" * 70_000]}, "the query is too long to send"),
+    ({"item_id": "a", "filters": {"n": 10**5000}},
+     "argument filters.n is an integer too large to send"),
+])
+def test_values_no_request_can_carry_are_refused_by_name(demo_catalog, args, expected):
+    with pytest.raises(ArgumentError, match=re.escape(expected)):
+        build_request(demo_catalog.api("demo.get_item"), args, BASE)
+
+
+@pytest.mark.parametrize(("data", "expected"), [
+    ({"n": float("nan")}, "argument data.n is nan, not a finite number"),
+    ({"n": [float("inf")]}, "argument data.n[0] is inf, not a finite number"),
+])
+def test_a_non_finite_number_in_a_body_is_refused(demo_catalog, data, expected):
+    args = {"title": "t", "tags": [], "request_id": "r", "data": data}
+    api = demo_catalog.api("demo.create_item")
+    with pytest.raises(ArgumentError, match=re.escape(expected)):
+        build_request(api, {k: v for k, v in args.items() if k in api.args or k == "data"},
+                      BASE)
+
+
+@pytest.mark.parametrize("value", ["\u201cr-1\u201d", "r-1\r\nX-Injected: 1", "r\x00"])
+def test_a_header_value_must_be_printable_ascii(demo_catalog, value):
+    with pytest.raises(UnsafeArgumentError, match="header argument 'request_id'"):
+        build_request(demo_catalog.api("demo.create_item"),
+                      {"title": "t", "request_id": value}, BASE)
+
+
+@pytest.mark.parametrize("destination", ["/../", "/./", "/..\\../", "/a/../b/", "..\\x/"])
+def test_a_header_that_carries_a_path_gets_the_path_rules(catalog, destination):
+    api = catalog.api("wsgidav.rename_folder")
+    args = {**api.examples[0].args, "destination": destination} if api.examples else {}
+    with pytest.raises(ArgumentError):
+        build_request(api, args or {"folder": "a", "destination": destination},
+                      "http://127.0.0.1:9/dav")
+
+
+@pytest.mark.parametrize("args", [[], "", 0, False, [["item_id", "a"]]])
+def test_arguments_that_are_not_an_object_are_refused_and_nothing_is_sent(demo_catalog, args):
+    sent = []
+    transport = httpx.MockTransport(lambda request: sent.append(request) or httpx.Response(200))
+    with Runtime(demo_catalog, env={"DEMO_API_KEY": "k"}, transport=transport) as rt:
+        observation = rt.observe("demo.get_item", args)
+    assert sent == [] and observation.error is not None
+    assert "arguments must be a JSON object" in observation.error.message

@@ -19,6 +19,7 @@ from toolbed.cli import app as cli
 from toolbed.connectors import Runtime
 from toolbed.harness import (
     LangChainAgent,
+    OracleAgent,
     ReactAgent,
     Runner,
     ScriptedChatModel,
@@ -28,10 +29,12 @@ from toolbed.harness import (
     chat_model,
     load_results,
     load_tasks,
+    task_cassette,
     write_report,
 )
 from toolbed.harness.metrics import ERRORS
-from toolbed.retriever import Hit
+from toolbed.paths import home_dir
+from toolbed.retriever import Hit, Pipeline
 
 from ..conftest import AppPool, block_network
 
@@ -72,6 +75,28 @@ def test_the_oracle_replays_every_committed_cassette_at_100_percent(
     assert (tmp_path / "ab.png").read_bytes()[:4] == b"\x89PNG"
 
 
+@pytest.mark.parametrize("damage", [b"interactions: [{request: ", b"", b"\x89\xff\x00 not yaml"])
+def test_a_damaged_cassette_fails_its_task_and_the_replay_run_goes_on(
+    tmp_path: Path, suite: TaskSuite, catalog: Catalog, monkeypatch: pytest.MonkeyPatch,
+    damage: bytes,
+) -> None:
+    block_network(monkeypatch)
+    tasks = [t for t in suite if task_cassette(t).is_file()][:2]
+    for task in tasks:
+        copy = task_cassette(task, tmp_path / "cassettes")
+        copy.parent.mkdir(parents=True, exist_ok=True)
+        copy.write_bytes(task_cassette(task).read_bytes())
+    task_cassette(tasks[0], tmp_path / "cassettes").write_bytes(damage)
+    runner = Runner(catalog, OracleAgent(), tmp_path / "run", "replay",
+                    cassettes=tmp_path / "cassettes")
+    first, second = runner.run(tasks)
+    assert not first.success and second.success
+    [problem] = first.problems
+    assert str(task_cassette(tasks[0], tmp_path / "cassettes")) in problem
+    assert "damaged" in problem or "is not a cassette" in problem
+    assert "--mode record" in problem
+
+
 def test_an_interrupted_run_reports_what_finished_and_resumes(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -94,6 +119,7 @@ def test_an_interrupted_run_reports_what_finished_and_resumes(
     assert "interrupted" in stopped.output and "--run-dir" in stopped.output
     meta = json.loads((run / "run.json").read_text())
     assert meta["agent"] == "oracle" and meta["mode"] == "replay" and len(meta["tasks"]) == 3
+    assert meta["tools"] == "gold"                   # what the oracle was given, in truth
     assert json.loads((run / "summary.json").read_text())["tasks"] == 2
 
     monkeypatch.setattr(Runner, "_execute", execute)
@@ -223,6 +249,128 @@ def test_what_an_agent_gets_wrong_is_counted_and_rolled_back(
     assert result.errors["invalid_api"] == 1 and result.errors["wrong_argument"] == 1
     assert result.scores["tool_match"] == 1.0 and not result.success
     assert result.problems == []                                # its write was undone
+
+
+def test_hostile_values_in_tool_calls_fail_the_task_not_the_run(
+    tmp_path: Path, suite: TaskSuite, kinto: dict, catalog: Catalog
+) -> None:
+    task = suite.task("kinto-add-sunscreen-record-id")
+    record = {"bucket": "trips", "collection": "packing", "id": "sunscreen"}
+    hostile = [                                    # each once crashed the whole eval run
+        {**record, "if_match": "\u201c1712345678901\u201d", "data": {"item": "x"}},
+        {**record, "id": "\ud83d", "data": {"item": "x"}},
+        {**record, "data": {"item": "x" * 70_000}, "if_match": "a\r\nX-Injected: 1"},
+        {**record, "data": {"quantity": float("nan")}},
+        {**record, "data": {"n": 10**5000}},
+    ]
+    model = ScriptedChatModel(messages=iter([
+        *(AIMessage("", tool_calls=[{"id": str(i), "name": "kinto__replace_record",
+                                     "args": args}]) for i, args in enumerate(hostile)),
+        AIMessage("I could not add it."),
+    ]))
+    runner = Runner(catalog, LangChainAgent(model), tmp_path / "run", "live", tools="apps",
+                    apps=kinto)
+    [result] = list(runner.run([task]))
+    calls = result.trajectory.calls
+    assert len(calls) == len(hostile)
+    assert all(c.api == "kinto.replace_record" and not c.ok and c.error for c in calls)
+    assert not result.success and result.problems == []     # nothing was written
+    assert "is not valid Unicode" in (calls[1].error or "")
+
+
+def test_an_agent_that_raises_fails_its_task_and_the_run_goes_on(
+    tmp_path: Path, suite: TaskSuite, kinto: dict, catalog: Catalog
+) -> None:
+    class Broken:
+        name = "broken"
+
+        def run(self, task: Any, tools: Any) -> None:
+            raise UnicodeEncodeError("ascii", "\u201c", 0, 1, "ordinal not in range(128)")
+
+    tasks = [suite.task("kinto-add-sunscreen-record-id"), suite.task("kinto-oldest-book-summary")]
+    runner = Runner(catalog, Broken(), tmp_path / "run", "live", tools="apps", apps=kinto)
+    results = list(runner.run(tasks))
+    assert [r.task.id for r in results] == [t.id for t in tasks]
+    for result in results:
+        assert not result.success
+        assert any(p.startswith("the agent failed: UnicodeEncodeError") for p in result.problems)
+
+
+class OffersAnotherApp:
+    """A retriever that offers radicale's tool, an app no kinto task uses, beside
+    kinto's, for the queries in ``reach``."""
+
+    model = None
+    pipeline = Pipeline()
+
+    def __init__(self, reach: set[str]):
+        self.reach = reach
+
+    def search(self, query: str, k: int, where: Any = None) -> list[Hit]:
+        hits = [Hit("kinto.list_records", 0.9)]
+        if query in self.reach:
+            hits.append(Hit("radicale.list_collections", 0.5))
+        return hits[:k]
+
+
+def eval_with_retriever(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, suite: TaskSuite,
+                        limit: int) -> tuple[Any, Path, list[str]]:
+    """`toolbed eval --tools retriever --app kinto --limit N`, live, in a home of its own
+    (so it starts the apps itself), with a scripted model that answers at once; the
+    first task is offered a radicale tool. Returns the result, run dir and task ids."""
+    chosen = suite.filter(["kinto"], (), ["test"], (), "selfhosted")[:limit]
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / "apps").symlink_to(home_dir() / "apps")
+    monkeypatch.setenv("TOOLBED_HOME", str(home))
+    monkeypatch.setattr("toolbed.cli._eval._tool_index",
+                        lambda *a: OffersAnotherApp({chosen[0].query}))
+    monkeypatch.setenv("SCRIPTED_OPENAI_KEY", "sk-test")
+    run = tmp_path / "run"
+    with ScriptedOpenAI([{"content": "Nothing to report."}]) as server:
+        result = CliRunner().invoke(cli, [
+            "eval", "--model", "openai:scripted", "--base-url", server.url,
+            "--api-key-env", "SCRIPTED_OPENAI_KEY", "--tools", "retriever", "--app", "kinto",
+            "--limit", str(limit), "--run-dir", str(run)])
+    assert not list((home / "run").glob("*.json"))        # every app it started, stopped
+    return result, run, [t.id for t in chosen]
+
+
+def test_a_retrieved_tool_of_another_app_has_its_app_started_and_the_run_finishes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, suite: TaskSuite
+) -> None:
+    result, run, [task] = eval_with_retriever(tmp_path, monkeypatch, suite, 1)
+    assert result.exit_code == 0, result.output
+    assert "starting radicale" in result.output
+    [row] = load_results(run)
+    assert row["task"] == task
+    assert "radicale.list_collections" in row["trajectory"]["offered"]
+    summary = json.loads((run / "summary.json").read_text())
+    assert summary["problems"] == 0 and summary["retriever_scope"] == "tier"
+
+
+def test_an_offered_app_that_cannot_start_fails_its_task_and_the_others_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, suite: TaskSuite
+) -> None:
+    from toolbed.connectors.launchers import Launcher
+    from toolbed.errors import AppStartError
+
+    real_start = Launcher.start
+
+    def start(self: Any, **kwargs: Any) -> Any:
+        if self.app.app == "radicale":
+            raise AppStartError("radicale did not answer on 127.0.0.1 within 30 s")
+        return real_start(self, **kwargs)
+
+    monkeypatch.setattr(Launcher, "start", start)
+    result, run, (first, second) = eval_with_retriever(tmp_path, monkeypatch, suite, 2)
+    assert result.exit_code == 1 and "had problems" in result.output
+    rows = {r["task"]: r for r in load_results(run)}
+    assert rows[first]["problems"] == [
+        "radicale could not be started: radicale did not answer on 127.0.0.1 within 30 s"]
+    assert rows[second]["problems"] == []
+    summary = (run / "summary.md").read_text()
+    assert f"| {first} | 0 | radicale could not be started" in summary
 
 
 def test_a_failed_run_never_offered_its_gold_tool_is_a_retrieval_miss(

@@ -56,3 +56,42 @@ def test_a_label_equals_the_api_value_as_a_multiset_unless_ordered() -> None:
     assert same_value(3, "3", CONTAINS)
     assert same_value(0.301, 0.3, Match(tolerance=0.01))
     assert not same_value(0.4, 0.3, Match(tolerance=0.01))
+
+
+def test_an_open_reference_about_live_data_takes_its_facts_from_the_run() -> None:
+    from pydantic import ValidationError
+
+    from toolbed.harness import OpenAnswer, filled_references
+
+    answer = OpenAnswer.model_validate({
+        "type": "open", "facts": ["company.body.founded", "company.body.employees"],
+        "references": ["SpaceX was founded in {0} and employs about {1} people."]})
+    assert filled_references(answer, [2002, 9500.0]) == [
+        "SpaceX was founded in 2002 and employs about 9500 people."]
+    assert filled_references(answer, None) == answer.references      # no run: as written
+    with pytest.raises(ValidationError, match="uses \\{2\\} but there are 2 facts"):
+        OpenAnswer.model_validate({"type": "open", "facts": ["a", "b"],
+                                   "references": ["{0} {1} {2}"]})
+
+
+def test_zero_is_a_fact_and_the_gold_chain_reads_whole_answers(demo_catalog) -> None:
+    import httpx
+
+    from toolbed.connectors import Runtime
+    from toolbed.harness import Task, run_oracle, truthy
+
+    assert truthy(0) and truthy(0.0) and not truthy(False) and not truthy([])
+    items = [{"id": f"item-{i:05d}", "rain": 0} for i in range(2000)]     # ~50 kB of JSON
+    task = Task.model_validate({
+        "id": "demo-last-item", "query": "Which item comes last, and how much rain?",
+        "apps": ["demo"], "scenario": "single", "category": "information retrieval",
+        "split": "dev", "chain": [{"api": "demo.get_item", "args": {"item_id": "all"},
+                                   "save": "all"}],
+        "answer": {"type": "open", "facts": ["all.body.items[-1].id", "all.body.items[-1].rain"],
+                   "references": ["The last is {0}, with {1} mm of rain."]}})
+    transport = httpx.MockTransport(lambda r: httpx.Response(200, json={"items": items}))
+    with Runtime(demo_catalog, env={"DEMO_API_KEY": "k"}, transport=transport) as runtime:
+        run = run_oracle(runtime, task)
+        assert runtime.max_chars == 32_000                  # the agent's cap is back
+    assert run.problems == [] and run.ok
+    assert run.answer == "The last is item-01999, with 0 mm of rain."

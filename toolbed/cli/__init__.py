@@ -11,6 +11,7 @@ from typing import Any
 import typer
 from typer.core import TyperGroup
 
+from toolbed.connectors.launchers import reap_orphans
 from toolbed.errors import ToolbedError
 
 from . import _apis, _apps, _call, _eval, _retriever, _rollback, _tasks
@@ -21,6 +22,10 @@ __all__ = ["app", "main"]
 class _Group(TyperGroup):
     def invoke(self, ctx: Any) -> Any:
         try:
+            # apps a killed `toolbed eval` started for itself: stopped, data deleted
+            for orphan in reap_orphans():
+                typer.echo(f"stopped {orphan.app} (pid {orphan.pid}), left running by a "
+                           "toolbed command that died", err=True)
             return super().invoke(ctx)
         except ToolbedError as exc:
             typer.echo(f"Error: {exc}", err=True)

@@ -18,7 +18,13 @@ from toolbed.connectors import (
     run_exercise,
     running_apps,
 )
-from toolbed.connectors.launchers import Launcher, forget_running, save_running, stop_app
+from toolbed.connectors.launchers import (
+    Launcher,
+    damaged_records,
+    forget_running,
+    save_running,
+    stop_app,
+)
 from toolbed.errors import ToolbedError
 from toolbed.rollback import RollbackReport, RollbackScope
 
@@ -76,8 +82,14 @@ def install(
 def up(names: NamesArg = None) -> None:
     """Start each app on 127.0.0.1 (free port, temporary data, fresh credentials)."""
     catalog = load_catalog()
-    already = running_apps()
+    already = running_apps(owned=False)           # not those a running eval started
+    damaged = damaged_records()
     for name in _names(names):
+        if name in damaged:
+            raise ToolbedError(
+                f"{damaged[name]} is damaged, so toolbed cannot tell whether {name} still "
+                f"runs: stop it if it does (look for it with `ps`), delete the file, then "
+                f"`toolbed apps up {name}`")
         if name in already:
             console.print(f"{name}: already running at {already[name].base_url}")
             continue
@@ -95,6 +107,7 @@ def down(names: NamesArg = None) -> None:
     for name in _names(names):
         if name in running:
             stop_app(running[name])
+            forget_running(running[name])
             console.print(f"{name}: stopped")
         else:
             console.print(f"{name}: not running")
@@ -106,11 +119,12 @@ def status(as_json: JsonOpt = False) -> None:
     """Each app's install state, URL, version and health."""
     catalog = load_catalog()
     running = running_apps()
+    damaged = damaged_records()
     rows = []
     for name in launcher_names():
         launcher = get_launcher(name, catalog)
         app_run = running.get(name)
-        health = None
+        health = f"unknown: {damaged[name]} is damaged" if name in damaged else None
         if app_run:
             try:
                 code = httpx.get(app_run.base_url + launcher.health_path, timeout=3).status_code

@@ -14,8 +14,8 @@ from rich.progress import Progress
 
 from toolbed.apis import Catalog
 from toolbed.connectors import Mode, RunningApp, get_launcher, parse_mode, restart_app, running_apps
-from toolbed.connectors.launchers import stop_app
-from toolbed.errors import AgentError, TaskError
+from toolbed.connectors.launchers import forget_running, own, stop_app
+from toolbed.errors import AgentError, AppError, TaskError
 from toolbed.harness import (
     TOOL_CHOICES,
     Agent,
@@ -126,6 +126,10 @@ def eval_(
     retriever_off: Annotated[list[str] | None, typer.Option(
         help="Switch a retriever stage off (expansion, dense, lexical); repeat for more.")
     ] = None,
+    retriever_scope: Annotated[str, typer.Option(
+        help="What the retriever may offer: tier (APIs of the task's tier; the run starts "
+        "the self-hosted apps they belong to), all (the whole catalog), apps (the task's "
+        "own apps only).")] = "tier",
     split: SplitOpt = None, app_: AppsOpt = None, type_: TypesOpt = None,
     tier: TierOpt = "selfhosted", tasks: TasksOpt = None,
     limit: Annotated[int | None, typer.Option(help="At most this many tasks.")] = None,
@@ -159,6 +163,8 @@ def eval_(
     if not chosen:
         raise TaskError("no task matches these filters (`toolbed tasks list` shows them)")
     tools = tools or ("gold" if step_by_step else "retriever")
+    if chosen_agent.name == "oracle":
+        tools = "gold"                  # the oracle runs each task's gold chain, nothing else
     index = _tool_index(retriever_model, retriever_off) \
         if tools == "retriever" and chosen_agent.name != "oracle" and not step_by_step else None
     run_dir = run_dir or home_dir() / "runs" / (
@@ -170,33 +176,41 @@ def eval_(
     meta = {"agent": chosen_agent.name, "model": model_label, "mode": run_mode.value,
             "tools": tools, "k": k if index else None,
             "retriever": model_name(index.model) if index else None,
-            "retriever_stages": index.pipeline.name if index else None, "judge": judge,
+            "retriever_stages": index.pipeline.name if index else None,
+            "retriever_scope": retriever_scope if index else None, "judge": judge,
             "trials": trials,
             "tasks": [t.id for t in chosen]}
     write_meta(run_dir, meta)
     started: dict[str, RunningApp] = {}        # apps this command starts, and stops
+    unavailable: dict[str, str] = {}           # apps that would not start, and why
 
     def restart(app: RunningApp) -> RunningApp:
         if app.app not in started:
             return _restart(app)                  # an app of `toolbed apps up`
-        started[app.app] = restart_app(app, suite.catalog)
+        started[app.app] = own(restart_app(app, suite.catalog))
         return started[app.app]
 
     try:
         apps = None
         if run_mode is not Mode.REPLAY:
-            apps = running_apps()
+            apps = running_apps(owned=False)     # not the apps another run started
             touched = {a for t in chosen for a in t.apps}
             if index is not None:         # the retriever may offer any app's tools
                 touched |= {suite.catalog.app_of(suite.catalog.api(api)).app for t in chosen
-                            for api in offered_tools(suite.catalog, t, tools, k, index)}
+                            for api in offered_tools(suite.catalog, t, tools, k, index,
+                                                     retriever_scope)}
             needed = sorted({a for a in touched
                              if suite.catalog.app(a).tier == "selfhosted"} - set(apps))
             for name in needed:
                 console.print(f"starting {name}")
-                apps[name] = started[name] = get_launcher(name, suite.catalog).start()
+                try:
+                    apps[name] = started[name] = own(get_launcher(name, suite.catalog).start())
+                except AppError as exc:            # its tasks fail with this; others run
+                    unavailable[name] = str(exc)
+                    console.print(f"{name} could not be started: {exc}", markup=False)
         runner = Runner(suite.catalog, chosen_agent, run_dir, run_mode, tools, k, trials,
-                        cassettes, apps, index, restart, judge=judge_fn)
+                        cassettes, apps, index, restart, judge=judge_fn,
+                        scope=retriever_scope, unavailable=unavailable)
         todo = runner.pending(chosen)
         if len(todo) < len(chosen) * trials:
             console.print(f"resuming {run_dir}: {len(chosen) * trials - len(todo)} runs done")
@@ -211,6 +225,7 @@ def eval_(
     finally:
         for app in started.values():
             stop_app(app)
+            forget_running(app)
     if interrupted and not (run_dir / "results.db").is_file():
         raise typer.Exit(130)
     summary = write_report(run_dir, meta)
@@ -220,6 +235,10 @@ def eval_(
         console.print(f"interrupted: the report covers the finished runs; "
                       f"`toolbed eval --run-dir {run_dir}` with the same options resumes")
         raise typer.Exit(130)
+    if summary.get("problems"):
+        console.print(f"{summary['problems']} run(s) had problems besides the agent's own "
+                      "mistakes (an app down, a write not undone...): see summary.md")
+        raise typer.Exit(1)
 
 
 def _step_by_step(agent: Agent, catalog: Catalog, tasks: list[Task], mode: Mode,

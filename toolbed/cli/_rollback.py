@@ -42,15 +42,27 @@ def status(
     journal: JournalOpt = None,
     json_: JsonOpt = False,
 ) -> None:
-    """List the journalled writes that still owe an undo (pending, applied, failed)."""
-    entries = Journal(journal).entries(run_id=run, statuses=None if all_ else OPEN)
+    """List the journalled writes that still owe an undo (pending, applied, failed).
+    Reads the journal without changing it."""
+    book = Journal(journal, readonly=True)
+    entries = book.entries(run_id=run, statuses=None if all_ else OPEN)
     if json_:
-        print_json([e.model_dump(mode="json") for e in entries])
+        print_json([e.model_dump(mode="json") for e in entries]
+                   + [{"seq": seq, "damaged": why} for seq, why in book.damaged])
         return
-    if not entries:
+    if not entries and not book.damaged:
         console.print("nothing to undo: every journalled write is settled")
         return
-    table(None, _COLUMNS, _rows(entries))
+    if entries:
+        table(None, _COLUMNS, _rows(entries))
+    _report_damaged(book)
+
+
+def _report_damaged(book: Journal) -> None:
+    for seq, why in book.damaged:
+        console.print(f"entry #{seq} of {book.path} cannot be read ({why}); it is skipped: "
+                      "undo its write by hand if it had one, then delete the row",
+                      markup=False, soft_wrap=True)
 
 
 @app.command("recover")
@@ -69,6 +81,9 @@ def recover_command(
             print_json([])
         else:
             console.print("nothing to recover")
+        _report_damaged(book)
+        if book.damaged:
+            raise typer.Exit(1)
         return
     with Runtime(load_catalog()) as runtime:
         done = recover(runtime, book, run_id=run, include_live=include_live)
@@ -76,7 +91,10 @@ def recover_command(
         print_json([e.model_dump(mode="json") for e in done])
     else:
         table(None, _COLUMNS, _rows(done))
+    _report_damaged(book)
     still = [e for e in done if e.is_open]
+    if book.damaged and not still:
+        raise typer.Exit(1)
     if still:
         raise ToolbedError(
             f"{len(still)} write(s) could not be undone (see the error column); "
