@@ -437,7 +437,7 @@ def test_a_live_eval_starts_the_apps_it_needs_and_stops_them(
     import toolbed.cli._eval as eval_cli
     from toolbed.connectors.launchers import process_alive
 
-    monkeypatch.setattr(eval_cli, "running_apps", dict)        # as if nothing were up
+    monkeypatch.setattr(eval_cli, "running_apps", lambda **_: {})    # as if nothing were up
     started: list = []
     real_get = eval_cli.get_launcher
 
