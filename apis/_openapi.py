@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -178,25 +179,17 @@ class _Reader:
             servers.append(url)
         schemes = self.resolve((self.doc.get("components") or {}).get("securitySchemes") or {})
         ops = []
-        for path, item in self.doc["paths"].items():
-            item = self._item(item)
-            shared = item.get("parameters") or []
-            for method in _METHODS:
-                op = item.get(method)
-                if not isinstance(op, dict):
-                    continue
-                media, body, body_required = None, None, False
-                request = self.resolve(op.get("requestBody"))
-                if isinstance(request, dict):
-                    content = request.get("content") or {}
-                    media = _pick_media(list(content))
-                    if media:
-                        body = (content[media] or {}).get("schema") or {}
-                    body_required = bool(request.get("required"))
-                ops.append(self._operation(method, path, op, shared, media, body, body_required))
-        title, version, docs = self._info()
-        return OpenApiSpec(title, version, servers, ops, schemes,
-                           _requirement(self.doc.get("security")), docs)
+        for path, method, op, shared in self._operations():
+            media, body, body_required = None, None, False
+            request = self.resolve(op.get("requestBody"))
+            if isinstance(request, dict):
+                content = request.get("content") or {}
+                media = _pick_media(list(content))
+                if media:
+                    body = (content[media] or {}).get("schema") or {}
+                body_required = bool(request.get("required"))
+            ops.append(self._operation(method, path, op, shared, media, body, body_required))
+        return self._spec(servers, ops, schemes)
 
     def swagger2(self) -> OpenApiSpec:
         schemes_ = self.doc.get("schemes") or ["https"]
@@ -212,32 +205,39 @@ class _Reader:
                 schemes[name] = dict(scheme)
         ops = []
         consumes = self.doc.get("consumes") or ["application/json"]
+        for path, method, op, shared in self._operations():
+            params = _merged(shared, op.get("parameters") or [])
+            body_params = [p for p in params if p.get("in") == "body"]
+            form_params = [p for p in params if p.get("in") == "formData"]
+            media, body, body_required = None, None, False
+            if body_params:
+                media = _pick_media(op.get("consumes") or consumes) or "application/json"
+                body = body_params[0].get("schema") or {}
+                body_required = bool(body_params[0].get("required"))
+            elif form_params:
+                media = "application/x-www-form-urlencoded"
+                body = {"type": "object",
+                        "properties": {p["name"]: _swagger_schema(p) for p in form_params},
+                        "required": [p["name"] for p in form_params if p.get("required")]}
+                body_required = bool(body["required"])
+            rest = [p for p in params if p.get("in") not in ("body", "formData")]
+            ops.append(self._operation(
+                method, path, {**op, "parameters": [
+                    {**p, "schema": _swagger_schema(p)} for p in rest]},
+                [], media, body, body_required))
+        return self._spec(servers, ops, schemes)
+
+    def _operations(self) -> Iterator[tuple[str, str, dict[str, Any], list[Any]]]:
+        """Each operation: its path, method, object and its path item's parameters."""
         for path, item in self.doc["paths"].items():
             item = self._item(item)
             shared = item.get("parameters") or []
             for method in _METHODS:
-                op = item.get(method)
-                if not isinstance(op, dict):
-                    continue
-                params = _merged(shared, op.get("parameters") or [])
-                body_params = [p for p in params if p.get("in") == "body"]
-                form_params = [p for p in params if p.get("in") == "formData"]
-                media, body, body_required = None, None, False
-                if body_params:
-                    media = _pick_media(op.get("consumes") or consumes) or "application/json"
-                    body = body_params[0].get("schema") or {}
-                    body_required = bool(body_params[0].get("required"))
-                elif form_params:
-                    media = "application/x-www-form-urlencoded"
-                    body = {"type": "object",
-                            "properties": {p["name"]: _swagger_schema(p) for p in form_params},
-                            "required": [p["name"] for p in form_params if p.get("required")]}
-                    body_required = bool(body["required"])
-                rest = [p for p in params if p.get("in") not in ("body", "formData")]
-                ops.append(self._operation(
-                    method, path, {**op, "parameters": [
-                        {**p, "schema": _swagger_schema(p)} for p in rest]},
-                    [], media, body, body_required))
+                if isinstance(item.get(method), dict):
+                    yield path, method, item[method], shared
+
+    def _spec(self, servers: list[str], ops: list[Operation],
+              schemes: dict[str, dict[str, Any]]) -> OpenApiSpec:
         title, version, docs = self._info()
         return OpenApiSpec(title, version, servers, ops, schemes,
                            _requirement(self.doc.get("security")), docs)

@@ -36,7 +36,7 @@ from ._observation import CallError, Observation, observe_response
 from ._redact import Redactor
 from ._request import build_request
 from ._retry import RetryPolicy
-from .launchers import RunningApp, running_apps
+from ._running import RunningApp, running_apps
 
 __all__ = ["AGENT_ERRORS", "Caller", "Runtime"]
 

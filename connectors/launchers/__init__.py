@@ -3,24 +3,26 @@
 import importlib
 import pkgutil
 
-from ._base import (
-    Launcher,
-    NpmLauncher,
+from .._running import (
     RunningApp,
     damaged_records,
     forget_running,
-    free_port,
-    get_launcher,
-    launch,
-    launcher_names,
     own,
     process_alive,
     process_started,
     reap_orphans,
-    restart_app,
     running_apps,
     save_running,
     stop_app,
+)
+from ._base import (
+    Launcher,
+    NpmLauncher,
+    free_port,
+    get_launcher,
+    launch,
+    launcher_names,
+    restart_app,
 )
 
 __all__ = [
