@@ -9,7 +9,7 @@ Errors name the file, the API and the field, e.g.::
 from __future__ import annotations
 
 import difflib
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +18,7 @@ from pydantic import ValidationError
 
 from toolbed.errors import CatalogError, UnknownApiError
 
+from ._cache import cached_apps
 from ._schema import Api, App
 
 __all__ = ["CATALOG_DIR", "Catalog", "load_app", "load_catalog"]
@@ -119,8 +120,11 @@ def load_app(path: str | Path) -> App:
 
 
 def load_catalog(*roots: str | Path) -> Catalog:
-    """Load every ``*.yaml`` under the given folders (default: the shipped catalog)."""
-    folders = [Path(r) for r in roots] or [CATALOG_DIR]
+    """Load every ``*.yaml`` under the given folders (default: the shipped catalog,
+    through the cache of its last parse: ``_cache.py``)."""
+    if not roots:
+        return Catalog(cached_apps(sorted(CATALOG_DIR.rglob("*.yaml")), _parse))
+    folders = [Path(r) for r in roots]
     files: list[Path] = []
     for folder in folders:
         if folder.is_file():
@@ -129,7 +133,11 @@ def load_catalog(*roots: str | Path) -> Catalog:
             files.extend(sorted(folder.rglob("*.yaml")))
         else:
             raise CatalogError(f"{folder}: no such catalog file or folder")
-    return Catalog(load_app(f) for f in files)
+    return Catalog(_parse(files))
+
+
+def _parse(files: Sequence[Path]) -> list[App]:
+    return [load_app(f) for f in files]
 
 
 def _shown(path: Path) -> str:

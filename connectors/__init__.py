@@ -8,25 +8,34 @@ agent tool adapters, and the launchers of the self-hosted apps.
     200
 """
 
-from ._auth import auth_for, secret_env_vars
-from ._bind import bind_args, evaluate
-from ._cassette import Cassette, Mode, canonical_origin, json_body, parse_mode
-from ._check import FAKE_SECRET, Health, built_request, check_live, request_mismatches
-from ._exercise import StepResult, run_exercise, run_steps
-from ._observation import CallError, Observation
-from ._redact import Redactor
-from ._request import build_request, validate_args
-from ._retry import RetryPolicy
-from ._runtime import AGENT_ERRORS, Caller, Runtime
-from ._tools import api_id_of, langchain_tool, langchain_tools, openai_tool, tool_name
-from .launchers import (
-    RunningApp,
-    get_launcher,
-    launch,
-    launcher_names,
-    restart_app,
-    running_apps,
-)
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from toolbed._lazy import attach as _attach
+
+if TYPE_CHECKING:
+    from ._auth import auth_for, secret_env_vars
+    from ._bind import bind_args, evaluate
+    from ._cassette import Cassette, Mode, canonical_origin, json_body, parse_mode
+    from ._check import FAKE_SECRET, Health, built_request, check_live, request_mismatches
+    from ._exercise import StepResult, run_exercise, run_steps
+    from ._observation import CallError, Observation
+    from ._redact import Redactor
+    from ._request import build_request, validate_args
+    from ._retry import RetryPolicy
+    from ._runtime import AGENT_ERRORS, Caller, Runtime
+    from ._tools import api_id_of, langchain_tool, langchain_tools, openai_tool, tool_name
+    from .launchers import (
+        RunningApp,
+        get_launcher,
+        launch,
+        launcher_names,
+        restart_app,
+        running_apps,
+    )
+
+__getattr__, __dir__ = _attach(__name__, __file__)
 
 __all__ = [
     "AGENT_ERRORS",

@@ -20,8 +20,8 @@ from collections.abc import Iterator
 from contextlib import suppress
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from urllib.parse import urlsplit
 
-import httpx
 import psutil
 
 from toolbed.paths import home_dir
@@ -59,7 +59,7 @@ class RunningApp:
 
     @property
     def port(self) -> int:
-        return httpx.URL(self.base_url).port or 80
+        return urlsplit(self.base_url).port or 80
 
 
 def stop_app(app: RunningApp, *, keep_data: bool = False) -> None:

@@ -15,24 +15,42 @@ and each stage's ablation side by side (``compare``), or serve the index to a
 LangChain agent (``ToolRetriever``, ``ToolSelector``).
 """
 
-from ._dataset import EvalSet, load_eval_set
-from ._documents import PLAIN_TEMPLATE, TEMPLATE, ToolDocument, tool_document, tool_documents
-from ._evaluate import KS, Ranker, Variant, ablations, baselines, compare, evaluate, score_rankings
-from ._index import BuildReport, ToolIndex, default_index_dir
-from ._langchain import ToolRetriever, ToolSelector
-from ._lexical import BM25
-from ._metrics import comp_at_k, mrr, ndcg_at_k, rank, recall_at_k
-from ._model import DEFAULT_MODEL, load_model, model_name
-from ._pipeline import STAGES, Hit, Pipeline, keep_best_apps, reciprocal_rank_fusion
-from ._plot import plot_ndcg
-from ._train import (
-    TrainingExample,
-    TrainReport,
-    default_model_dir,
-    dev_ndcg,
-    train,
-    training_examples,
-)
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from toolbed._lazy import attach as _attach
+
+if TYPE_CHECKING:
+    from ._dataset import EvalSet, load_eval_set
+    from ._documents import PLAIN_TEMPLATE, TEMPLATE, ToolDocument, tool_document, tool_documents
+    from ._evaluate import (
+        KS,
+        Ranker,
+        Variant,
+        ablations,
+        baselines,
+        compare,
+        evaluate,
+        score_rankings,
+    )
+    from ._index import BuildReport, ToolIndex, default_index_dir
+    from ._langchain import ToolRetriever, ToolSelector
+    from ._lexical import BM25
+    from ._metrics import comp_at_k, mrr, ndcg_at_k, rank, recall_at_k
+    from ._model import DEFAULT_MODEL, load_model, model_name
+    from ._pipeline import STAGES, Hit, Pipeline, keep_best_apps, reciprocal_rank_fusion
+    from ._plot import plot_ndcg
+    from ._train import (
+        TrainingExample,
+        TrainReport,
+        default_model_dir,
+        dev_ndcg,
+        train,
+        training_examples,
+    )
+
+__getattr__, __dir__ = _attach(__name__, __file__)
 
 __all__ = [
     "BM25",

@@ -11,11 +11,20 @@ The journal (SQLite, WAL) survives a killed process; ``recover`` (and
 ``toolbed rollback recover``) undoes what such a process left behind.
 """
 
-from ._journal import OPEN, Entry, Journal, Status, default_journal_path
-from ._probe import Difference, Snapshot, diff, snapshot
-from ._recover import open_entries, recover
-from ._scope import RollbackReport, RollbackScope
-from ._undo import UndoPolicy, bind_undo, undo_entry
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from toolbed._lazy import attach as _attach
+
+if TYPE_CHECKING:
+    from ._journal import OPEN, Entry, Journal, Status, default_journal_path
+    from ._probe import Difference, Snapshot, diff, snapshot
+    from ._recover import open_entries, recover
+    from ._scope import RollbackReport, RollbackScope
+    from ._undo import UndoPolicy, bind_undo, undo_entry
+
+__getattr__, __dir__ = _attach(__name__, __file__)
 
 __all__ = [
     "OPEN",

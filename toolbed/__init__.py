@@ -11,19 +11,28 @@ The parts live in their own packages: ``toolbed.apis`` (the catalog),
 ``toolbed.errors``.
 """
 
-from toolbed.apis import Api, App, Catalog, load_catalog
-from toolbed.connectors import (
-    Mode,
-    Observation,
-    RetryPolicy,
-    RunningApp,
-    Runtime,
-    langchain_tools,
-    launch,
-    openai_tool,
-    run_exercise,
-)
-from toolbed.errors import ToolbedError
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from toolbed._lazy import attach as _attach
+
+if TYPE_CHECKING:
+    from toolbed.apis import Api, App, Catalog, load_catalog
+    from toolbed.connectors import (
+        Mode,
+        Observation,
+        RetryPolicy,
+        RunningApp,
+        Runtime,
+        langchain_tools,
+        launch,
+        openai_tool,
+        run_exercise,
+    )
+    from toolbed.errors import ToolbedError
+
+__getattr__, __dir__ = _attach(__name__, __file__)
 
 __version__ = "0.1.0"
 

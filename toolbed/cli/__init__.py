@@ -2,24 +2,76 @@
 
 Every ``ToolbedError`` becomes ``Error: <message>`` on stderr and exit code 1, with
 no traceback. Listing commands take ``--json`` for scripts.
+
+Each command's module is imported only when that command runs, so ``toolbed --help``
+and ``toolbed apis show`` do not pay for the retriever's torch or the agents'
+LangChain; ``COMMANDS`` holds the line ``toolbed --help`` shows for each (a test
+keeps it equal to the command's own help).
 """
 
 from __future__ import annotations
 
+import importlib
 from typing import Any
 
 import typer
-from typer.core import TyperGroup
+from typer.core import TyperCommand, TyperGroup
 
-from toolbed.connectors.launchers import reap_orphans
+from toolbed.connectors._running import reap_orphans
 from toolbed.errors import ToolbedError
 
-from . import _apis, _apps, _call, _eval, _retriever, _rollback, _tasks
+__all__ = ["COMMANDS", "app", "load_command", "main"]
 
-__all__ = ["app", "main"]
+COMMANDS: dict[str, tuple[str, str, str]] = {
+    # name: (module, attribute: a function or a typer app, the line `toolbed --help` shows)
+    "call": ("_call", "call", "Call one API and print the observation as JSON."),
+    "eval": ("_eval", "eval_", "Run an agent on tasks, roll every write back, score it and "
+             "write a report."),
+    "report": ("_eval", "report", "Rewrite a run's results.jsonl, summary.json and "
+               "summary.md, and print the summary."),
+    "compare": ("_eval", "compare", "Two runs' scores side by side, on the tasks both ran."),
+    "apis": ("_apis", "app", "Browse the catalog of app APIs."),
+    "apps": ("_apps", "app", "Install, start, stop and exercise the self-hosted apps."),
+    "rollback": ("_rollback", "app", "Inspect the journal of writes and undo what a dead run "
+                 "left."),
+    "tasks": ("_tasks", "app", "The task suite: list, validate live, record cassettes, count."),
+    "retriever": ("_retriever", "app", "Index the catalog's APIs in chroma, search them, train "
+                  "and measure the retriever."),
+}
+
+
+def load_command(name: str) -> Any:
+    """Import command ``name``'s module and return it as a click command."""
+    module, attribute, _ = COMMANDS[name]
+    target = getattr(importlib.import_module(f"{__name__}.{module}"), attribute)
+    if not isinstance(target, typer.Typer):        # a function: a one-command app
+        function, target = target, typer.Typer(add_completion=False)
+        target.command(name)(function)
+    return typer.main.get_command(target)
 
 
 class _Group(TyperGroup):
+    listing = False
+    """True while the help is written: commands are then named from ``COMMANDS``
+    without importing them."""
+
+    def list_commands(self, ctx: Any) -> list[str]:
+        return [*super().list_commands(ctx), *COMMANDS]
+
+    def get_command(self, ctx: Any, cmd_name: str) -> Any:
+        if cmd_name not in COMMANDS:
+            return super().get_command(ctx, cmd_name)
+        if self.listing:
+            return TyperCommand(cmd_name, help=COMMANDS[cmd_name][2])
+        return load_command(cmd_name)
+
+    def format_help(self, ctx: Any, formatter: Any) -> None:
+        self.listing = True
+        try:
+            super().format_help(ctx, formatter)
+        finally:
+            self.listing = False
+
     def invoke(self, ctx: Any) -> Any:
         try:
             # apps a killed `toolbed eval` started for itself: stopped, data deleted
@@ -40,15 +92,12 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
     add_completion=False,
 )
-app.add_typer(_apis.app, name="apis")
-app.add_typer(_apps.app, name="apps")
-app.add_typer(_rollback.app, name="rollback")
-app.add_typer(_tasks.app, name="tasks")
-app.add_typer(_retriever.app, name="retriever")
-app.command("call")(_call.call)
-app.command("eval")(_eval.eval_)
-app.command("report")(_eval.report)
-app.command("compare")(_eval.compare)
+
+
+@app.callback()
+def _toolbed() -> None:
+    # a callback makes the app a group before any command is loaded
+    pass
 
 
 def main() -> None:

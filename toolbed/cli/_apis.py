@@ -27,7 +27,8 @@ from toolbed.errors import ToolbedError
 
 from ._output import JsonOpt, console, print_json, table
 
-app = typer.Typer(help="Browse the catalog of app APIs.", no_args_is_help=True)
+app = typer.Typer(help="Browse the catalog of app APIs.", no_args_is_help=True,
+                  add_completion=False)
 
 
 @app.command("list")

@@ -31,7 +31,7 @@ from toolbed.rollback import RollbackReport, RollbackScope
 from ._output import CassetteOpt, JsonOpt, ModeOpt, console, print_json, table
 
 app = typer.Typer(help="Install, start, stop and exercise the self-hosted apps.",
-                  no_args_is_help=True)
+                  no_args_is_help=True, add_completion=False)
 
 NamesArg = Annotated[
     list[str] | None, typer.Argument(help="App names (default: every self-hosted app).")

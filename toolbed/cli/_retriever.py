@@ -35,7 +35,7 @@ from toolbed.retriever import (
 from ._output import JsonOpt, console, print_json, table
 
 app = typer.Typer(help="Index the catalog's APIs in chroma, search them, train and measure "
-                  "the retriever.", no_args_is_help=True)
+                  "the retriever.", no_args_is_help=True, add_completion=False)
 
 IndexOpt = Annotated[Path | None, typer.Option(
     "--index", help="Chroma folder (default: $TOOLBED_HOME/retriever/chroma).")]

@@ -15,7 +15,7 @@ from toolbed.rollback import OPEN, Entry, Journal, open_entries, recover
 from ._output import JsonOpt, console, print_json, table
 
 app = typer.Typer(help="Inspect the journal of writes and undo what a dead run left.",
-                  no_args_is_help=True)
+                  no_args_is_help=True, add_completion=False)
 
 JournalOpt = Annotated[
     Path | None,

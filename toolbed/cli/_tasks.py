@@ -33,7 +33,7 @@ from toolbed.harness import (
 from ._output import JsonOpt, console, print_json, table
 
 app = typer.Typer(help="The task suite: list, validate live, record cassettes, count.",
-                  no_args_is_help=True)
+                  no_args_is_help=True, add_completion=False)
 
 AppsOpt = Annotated[list[str] | None, typer.Option("--app", help="Only tasks on this app.")]
 TypesOpt = Annotated[list[str] | None, typer.Option(
