@@ -5,7 +5,7 @@ Nothing is executed, so no app runs and the prediction of a step never depends o
 model's earlier predictions.
 
 Per task it scores GTA's InstAcc, ToolAcc, ArgAcc and SummAcc (``step_metrics``) and
-T-Eval's six abilities (reference/teval_mtubench.md, 1.3):
+T-Eval's six abilities (Chen et al., arXiv:2312.14033):
 
 - plan: the model writes its whole plan first; plan F1 against the gold chain;
 - reason: the sentence the model says with each call, against the gold tool's own

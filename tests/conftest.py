@@ -3,6 +3,10 @@
 Live fixtures start the real self-hosted apps on 127.0.0.1 with temporary data and
 stop them afterwards, also when a test fails. A missing app is an error that says
 to run `toolbed apps install`, never a skip.
+
+A test that uses one of them is marked ``live`` by collection; any other test that
+starts an app without being marked fails, and no test outside ``live`` can open a
+connection, so ``pytest -m "not live"`` is an offline suite.
 """
 
 from __future__ import annotations
@@ -21,7 +25,31 @@ from toolbed.connectors import (
     launcher_names,
     restart_app,
 )
-from toolbed.connectors.launchers import stop_app
+from toolbed.connectors.launchers import Launcher, stop_app
+
+LIVE_FIXTURES = frozenset({"kinto", "radicale", "pool", "fresh_apps", "chroma_server"})
+"""The fixtures that start apps or servers (here and in the packages' conftest)."""
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        if LIVE_FIXTURES & set(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.live)
+
+
+@pytest.fixture(autouse=True)
+def offline_unless_live(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
+                        ) -> None:
+    """A test not marked live may neither start an app nor open a connection."""
+    if request.node.get_closest_marker("live"):
+        return
+
+    def refuse(launcher: Launcher, *args: object, **kwargs: object) -> None:
+        pytest.fail(f"this test starts {launcher.app.app}: mark it `@pytest.mark.live` "
+                    f"or take the app from a live fixture ({', '.join(sorted(LIVE_FIXTURES))})")
+
+    monkeypatch.setattr(Launcher, "start", refuse)
+    block_network(monkeypatch)
 
 
 class AppPool:

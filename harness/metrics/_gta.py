@@ -1,4 +1,4 @@
-"""GTA's metrics (reference/tooleyes_gta.md, B2).
+"""GTA's metrics (Wang et al., arXiv:2407.08713).
 
 Step-by-step mode: the agent is given the gold steps before step n and predicts step
 n, either a tool call or the final answer. Over a task's gold steps:

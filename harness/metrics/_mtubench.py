@@ -2,7 +2,7 @@
 and per multi-tool turn (TN, TO).
 
 The paper's formula bodies were lost in its text; these follow its worked examples
-and the authors' evaluation code (see reference/teval_mtubench.md, part 2.3):
+and the authors' evaluation code (MTU-Bench, Wang et al., arXiv:2410.11710):
 
 - PS counts only when the tool is right, so PS <= TS; the argument names must be the
   same, and each gold value (lower-cased) must appear in the predicted value.

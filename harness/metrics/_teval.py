@@ -1,6 +1,6 @@
 """T-Eval's step-by-step scores: instruct, plan, reason, retrieve, understand, review.
 
-Plan F1 follows the paper (reference/teval_mtubench.md, 1.3): the similarity of a
+Plan F1 follows the paper (T-Eval, Chen et al., arXiv:2312.14033): the similarity of a
 predicted action i and a gold action j is ``β·σ(name_i, name_j) + (1-β)·σ(args_i, args_j)``
 with β = 0.75; pairs above a threshold are matched one to one with maximum total
 weight; the longest run of matches in increasing order on both sides has length l;

@@ -1,4 +1,4 @@
-"""ToolEyes' rule-based scores (reference/tooleyes_gta.md, A2).
+"""ToolEyes' rule-based scores (Ye et al., arXiv:2401.00741).
 
 - Format alignment: ``N_valid / N``, the rounds whose output is a well-formed ReAct step
   (keywords present, the input one object, no sentences after it) over all rounds.

@@ -107,6 +107,7 @@ def test_a_missing_model_file_is_one_clear_error(tmp_path: Path) -> None:
     assert other.exit_code == 1 and "--agent react needs --model" in other.output
 
 
+@pytest.mark.live
 def test_eval_with_no_model_runs_the_embedded_default_live_and_rolls_back(
     tmp_path: Path
 ) -> None:

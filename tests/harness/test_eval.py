@@ -45,7 +45,7 @@ def suite() -> TaskSuite:
 
 
 def test_the_oracle_replays_every_committed_cassette_at_100_percent(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    suite: TaskSuite, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     block_network(monkeypatch)
     run = tmp_path / "oracle"
@@ -53,20 +53,23 @@ def test_the_oracle_replays_every_committed_cassette_at_100_percent(
             "dev", "--split", "test", "--run-dir", str(run)]
     result = CliRunner().invoke(cli, args)
     assert result.exit_code == 0, result.output
+    recorded = sum(suite.tier(t) == "selfhosted" for t in suite)     # eval's default tier
+    assert recorded and all(task_cassette(t).is_file() for t in suite
+                            if suite.tier(t) == "selfhosted")
     summary = json.loads((run / "summary.json").read_text())
-    assert summary["tasks"] == 778 and summary["success"] == 1.0 and summary["problems"] == 0
+    assert summary["tasks"] == recorded and summary["success"] == 1.0 and summary["problems"] == 0
     assert {"ts", "ps", "tn", "to", "sr", "ats", "sats", "tpr", "tool_match", "completion",
             "ans_acc"} <= set(summary["metrics"])
     assert set(summary["metrics"].values()) == {1.0}
     assert summary["errors"] == dict.fromkeys(ERRORS, 0)
     assert summary["completion"]["all"]["all"] == 1.0
-    assert (run / "summary.md").read_text().startswith("# oracle on 778 tasks")
-    assert len((run / "results.jsonl").read_text().splitlines()) == 778
+    assert (run / "summary.md").read_text().startswith(f"# oracle on {recorded} tasks")
+    assert len((run / "results.jsonl").read_text().splitlines()) == recorded
     page = (run / "report.html").read_text()
     assert page.count('<img src="data:image/png;base64,') == 2 and "<td>tool_match</td>" in page
 
     again = CliRunner().invoke(cli, args)           # a rerun resumes: nothing left to do
-    assert again.exit_code == 0 and "778 runs done" in again.output
+    assert again.exit_code == 0 and f"{recorded} runs done" in again.output
     printed = CliRunner().invoke(cli, ["report", str(run)])
     assert printed.exit_code == 0 and "Success: 100.0%" in printed.output
     same = CliRunner().invoke(cli, ["compare", str(run), str(run), "--json", "--plot",
@@ -336,6 +339,7 @@ def eval_with_retriever(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, suite: 
     return result, run, [t.id for t in chosen]
 
 
+@pytest.mark.live
 def test_a_retrieved_tool_of_another_app_has_its_app_started_and_the_run_finishes(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, suite: TaskSuite
 ) -> None:
@@ -349,6 +353,7 @@ def test_a_retrieved_tool_of_another_app_has_its_app_started_and_the_run_finishe
     assert summary["problems"] == 0 and summary["retriever_scope"] == "tier"
 
 
+@pytest.mark.live
 def test_an_offered_app_that_cannot_start_fails_its_task_and_the_others_run(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, suite: TaskSuite
 ) -> None:
@@ -431,6 +436,7 @@ def test_an_llm_judge_rules_on_open_answers_and_replays_from_the_cassette(
                                "scored by similarity"]
 
 
+@pytest.mark.live
 def test_a_live_eval_starts_the_apps_it_needs_and_stops_them(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -559,6 +565,7 @@ def test_review_is_scored_on_real_responses_and_one_from_another_app(
     assert [r["review"] for r in rows] == [round(1 / 3, 4), 0.5]
 
 
+@pytest.mark.live
 def test_step_by_step_from_the_cli_records_the_model_and_replays_it(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
