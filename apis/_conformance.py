@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
 from ._openapi import OpenApiSpec, Operation, load_openapi, template_key
-from ._schema import Api, ApiKeyAuth, App, BasicAuth, BearerAuth, NoAuth, OpenApiRef
+from ._schema import Api, App, OpenApiRef
 from ._specs import spec_file
 
 __all__ = ["Conformance", "catalog_conformance", "conformance"]
@@ -180,12 +180,8 @@ def _body(api: Api, op: Operation, ref: OpenApiRef) -> list[str]:
 
 def _auth_parameters(app: App) -> set[tuple[str, str]]:
     """The (place, name) of the parameter that carries the app's credential."""
-    auth = app.auth
-    if isinstance(auth, ApiKeyAuth):
-        return {(auth.location, auth.name.lower())}
-    if isinstance(auth, (BearerAuth, BasicAuth)):
-        return {("header", "authorization")}
-    return set()
+    headers, params = app.auth.apply(lambda var, what: "")
+    return {("header", h.lower()) for h in headers} | {("query", q.lower()) for q in params}
 
 
 def _auth(app: App, spec: OpenApiSpec, op: Operation) -> list[str]:
@@ -194,19 +190,8 @@ def _auth(app: App, spec: OpenApiSpec, op: Operation) -> list[str]:
     if not schemes:
         return []           # the spec says nothing about credentials here
     auth = app.auth
-    for scheme in schemes:
-        kind, http = scheme.get("type"), str(scheme.get("scheme", "")).lower()
-        if isinstance(auth, BearerAuth) and (
-                kind in ("oauth2", "openIdConnect") or (kind == "http" and http == "bearer")):
-            return []
-        if isinstance(auth, BasicAuth) and kind == "http" and http == "basic":
-            return []
-        if isinstance(auth, ApiKeyAuth) and kind == "apiKey" and \
-                scheme.get("in") == auth.location and \
-                str(scheme.get("name", "")).lower() == auth.name.lower():
-            return []
-    if isinstance(auth, NoAuth):
-        return []           # a public read that the spec lists under an optional scheme
+    if any(auth.accepted_by(scheme) for scheme in schemes):
+        return []
     offered = ", ".join(_scheme_words(s) for s in schemes)
     return [f"auth {auth.scheme} is not one the spec accepts ({offered})"]
 

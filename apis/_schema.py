@@ -9,8 +9,10 @@ fails at load time with the file, the API and the field named, not at call time.
 
 from __future__ import annotations
 
+import base64
 import re
 import string
+from collections.abc import Callable, Mapping
 from typing import Annotated, Any, Literal
 
 import jmespath
@@ -68,19 +70,52 @@ class _Model(BaseModel):
 
 
 # -- auth ---------------------------------------------------------------------------
+# Each scheme owns all of its behaviour: the env vars it reads and which of them are
+# secret, what it adds to a request, the credentials a launcher makes for a new
+# instance, and the OpenAPI security schemes that describe it. Adding a scheme is one
+# class here and one member of ``Auth``; nothing else switches on the scheme.
+
+Read = Callable[[str, str], str]
+"""``read(var, what)``: the value of env var ``var``; ``what`` says what it holds, for
+the error a missing one raises."""
 
 
-class NoAuth(_Model):
+class _Auth(_Model):
+    @property
+    def env_vars(self) -> list[str]:
+        """Every env var the scheme reads."""
+        return []
+
+    @property
+    def secret_env_vars(self) -> list[str]:
+        """The env vars that hold secrets (a user name is not one)."""
+        return []
+
+    def apply(self, read: Read) -> tuple[dict[str, str], dict[str, str]]:
+        """The ``(headers, query params)`` that authenticate a request."""
+        return {}, {}
+
+    def fresh_credentials(self, user: str, secret: Callable[[str], str]) -> dict[str, str]:
+        """Env vars for an app instance started now: ``user`` as its user name where the
+        scheme has one, ``secret(var)`` as the value of each secret."""
+        return {var: secret(var) for var in self.secret_env_vars}
+
+    def accepted_by(self, scheme: Mapping[str, Any]) -> bool:
+        """Whether an operation that asks for this OpenAPI security scheme object
+        (``{"type": "http", "scheme": "bearer"}``, ...) takes a call with this auth."""
+        return False
+
+
+class NoAuth(_Auth):
     """The API needs no credentials."""
 
     scheme: Literal["none"] = "none"
 
-    @property
-    def env_vars(self) -> list[str]:
-        return []
+    def accepted_by(self, scheme: Mapping[str, Any]) -> bool:
+        return True          # a public read that a spec lists under an optional scheme
 
 
-class ApiKeyAuth(_Model):
+class ApiKeyAuth(_Auth):
     """A key sent in a header (``X-Api-Key: KEY``) or a query parameter (``?appid=KEY``)."""
 
     scheme: Literal["api_key"]
@@ -93,8 +128,20 @@ class ApiKeyAuth(_Model):
     def env_vars(self) -> list[str]:
         return [self.env]
 
+    @property
+    def secret_env_vars(self) -> list[str]:
+        return [self.env]
 
-class BearerAuth(_Model):
+    def apply(self, read: Read) -> tuple[dict[str, str], dict[str, str]]:
+        carried = {self.name: self.prefix + read(self.env, "API key")}
+        return (carried, {}) if self.location == "header" else ({}, carried)
+
+    def accepted_by(self, scheme: Mapping[str, Any]) -> bool:
+        return (scheme.get("type") == "apiKey" and scheme.get("in") == self.location
+                and str(scheme.get("name", "")).lower() == self.name.lower())
+
+
+class BearerAuth(_Auth):
     """``Authorization: Bearer TOKEN``, the token read from an env var."""
 
     scheme: Literal["bearer"]
@@ -104,8 +151,20 @@ class BearerAuth(_Model):
     def env_vars(self) -> list[str]:
         return [self.env]
 
+    @property
+    def secret_env_vars(self) -> list[str]:
+        return [self.env]
 
-class BasicAuth(_Model):
+    def apply(self, read: Read) -> tuple[dict[str, str], dict[str, str]]:
+        return {"Authorization": f"Bearer {read(self.env, 'bearer token')}"}, {}
+
+    def accepted_by(self, scheme: Mapping[str, Any]) -> bool:
+        kind = scheme.get("type")
+        return kind in ("oauth2", "openIdConnect") or (
+            kind == "http" and str(scheme.get("scheme", "")).lower() == "bearer")
+
+
+class BasicAuth(_Auth):
     """HTTP Basic auth; user and password come from two env vars."""
 
     scheme: Literal["basic"]
@@ -115,6 +174,22 @@ class BasicAuth(_Model):
     @property
     def env_vars(self) -> list[str]:
         return [self.user_env, self.password_env]
+
+    @property
+    def secret_env_vars(self) -> list[str]:
+        return [self.password_env]
+
+    def apply(self, read: Read) -> tuple[dict[str, str], dict[str, str]]:
+        user = read(self.user_env, "user name for basic auth")
+        password = read(self.password_env, "password for basic auth")
+        token = base64.b64encode(f"{user}:{password}".encode()).decode()
+        return {"Authorization": f"Basic {token}"}, {}
+
+    def fresh_credentials(self, user: str, secret: Callable[[str], str]) -> dict[str, str]:
+        return {self.user_env: user, self.password_env: secret(self.password_env)}
+
+    def accepted_by(self, scheme: Mapping[str, Any]) -> bool:
+        return scheme.get("type") == "http" and str(scheme.get("scheme", "")).lower() == "basic"
 
 
 Auth = Annotated[NoAuth | ApiKeyAuth | BearerAuth | BasicAuth, Field(discriminator="scheme")]

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 from toolbed._lazy import attach as _attach
 
 if TYPE_CHECKING:
-    from ._auth import auth_for, secret_env_vars
+    from ._auth import auth_for
     from ._bind import bind_args, evaluate
     from ._cassette import Cassette, Mode, canonical_origin, json_body, parse_mode
     from ._check import FAKE_SECRET, Health, built_request, check_live, request_mismatches
@@ -72,7 +72,6 @@ __all__ = [
     "run_exercise",
     "run_steps",
     "running_apps",
-    "secret_env_vars",
     "tool_name",
     "validate_args",
 ]

@@ -6,26 +6,17 @@ them when a request is built. A missing variable is an error that names it.
 
 from __future__ import annotations
 
-import base64
 from collections.abc import Mapping
 
-from toolbed.apis import ApiKeyAuth, App, Auth, BasicAuth, BearerAuth
+from toolbed.apis import App
 from toolbed.errors import CredentialError
 
-__all__ = ["auth_for", "secret_env_vars"]
-
-
-def secret_env_vars(auth: Auth) -> list[str]:
-    """The env vars of ``auth`` that hold secrets (a user name is not one)."""
-    if isinstance(auth, BasicAuth):
-        return [auth.password_env]
-    if isinstance(auth, ApiKeyAuth | BearerAuth):
-        return [auth.env]
-    return []
+__all__ = ["auth_for"]
 
 
 def auth_for(app: App, env: Mapping[str, str]) -> tuple[dict[str, str], dict[str, str]]:
-    """The ``(headers, query params)`` that authenticate a call to ``app``."""
+    """The ``(headers, query params)`` that authenticate a call to ``app`` (the scheme
+    builds them, see ``apis/_schema.py``); a missing variable says how to set it."""
     auth = app.auth
 
     def need(var: str, what: str) -> str:
@@ -42,16 +33,4 @@ def auth_for(app: App, env: Mapping[str, str]) -> tuple[dict[str, str], dict[str
             )
         return value
 
-    if isinstance(auth, BasicAuth):
-        user = need(auth.user_env, "user name for basic auth")
-        password = need(auth.password_env, "password for basic auth")
-        token = base64.b64encode(f"{user}:{password}".encode()).decode()
-        return {"Authorization": f"Basic {token}"}, {}
-    if isinstance(auth, BearerAuth):
-        return {"Authorization": f"Bearer {need(auth.env, 'bearer token')}"}, {}
-    if isinstance(auth, ApiKeyAuth):
-        key = auth.prefix + need(auth.env, "API key")
-        if auth.location == "header":
-            return {auth.name: key}, {}
-        return {}, {auth.name: key}
-    return {}, {}
+    return auth.apply(need)

@@ -11,7 +11,6 @@ gone, or error.
 
 from __future__ import annotations
 
-import base64
 import json
 from collections import Counter
 from collections.abc import Iterable
@@ -21,7 +20,7 @@ from urllib.parse import parse_qsl, unquote
 import httpx
 from pydantic import BaseModel
 
-from toolbed.apis import Api, ApiKeyAuth, App, Auth, BasicAuth, BearerAuth, Catalog, Example
+from toolbed.apis import Api, App, Catalog, Example
 from toolbed.errors import CredentialError, ToolbedError
 
 from ._runtime import Runtime
@@ -65,9 +64,9 @@ def request_mismatches(catalog: Catalog, api: Api, example: Example) -> list[str
     for name, value in want.headers.items():
         if request.headers.get(name) != value:
             problems.append(f"header {name}: {request.headers.get(name)!r} != {value!r}")
-    expected_auth = _auth_header(app.auth)
-    if expected_auth and request.headers.get(expected_auth[0]) != expected_auth[1]:
-        problems.append(f"auth header {expected_auth[0]} missing or wrong")
+    for name, value in _fake_credentials(app)[0].items():
+        if request.headers.get(name) != value:
+            problems.append(f"auth header {name} missing or wrong")
     problems.extend(_body_mismatches(want.json_, want.form, want.content, request.content))
     return problems
 
@@ -75,11 +74,9 @@ def request_mismatches(catalog: Catalog, api: Api, example: Example) -> list[str
 def _query_mismatches(app: App, request: httpx.Request, want_url: httpx.URL) -> list[str]:
     query = Counter(parse_qsl(request.url.query.decode(), keep_blank_values=True))
     problems = []
-    auth = app.auth
-    if isinstance(auth, ApiKeyAuth) and auth.location == "query":
-        key = (auth.name, auth.prefix + FAKE_SECRET)
+    for key in _fake_credentials(app)[1].items():
         if query[key] != 1:
-            problems.append(f"query parameter {auth.name} does not carry the key")
+            problems.append(f"query parameter {key[0]} does not carry the key")
         query.pop(key, None)
     want = Counter(parse_qsl(want_url.query.decode(), keep_blank_values=True))
     if query != want:
@@ -87,15 +84,10 @@ def _query_mismatches(app: App, request: httpx.Request, want_url: httpx.URL) -> 
     return problems
 
 
-def _auth_header(auth: Auth) -> tuple[str, str] | None:
-    if isinstance(auth, ApiKeyAuth) and auth.location == "header":
-        return auth.name, auth.prefix + FAKE_SECRET
-    if isinstance(auth, BearerAuth):
-        return "Authorization", f"Bearer {FAKE_SECRET}"
-    if isinstance(auth, BasicAuth):
-        token = base64.b64encode(f"{FAKE_SECRET}:{FAKE_SECRET}".encode()).decode()
-        return "Authorization", f"Basic {token}"
-    return None
+def _fake_credentials(app: App) -> tuple[dict[str, str], dict[str, str]]:
+    """The ``(headers, query params)`` the app's auth adds when every variable it reads
+    holds ``FAKE_SECRET``."""
+    return app.auth.apply(lambda var, what: FAKE_SECRET)
 
 
 def _body_mismatches(

@@ -20,7 +20,7 @@ from typing import Any, Protocol
 import httpx
 from vcr.errors import CannotOverwriteExistingCassetteException
 
-from toolbed.apis import Api, ApiKeyAuth, App, Catalog, load_catalog
+from toolbed.apis import Api, App, Catalog, load_catalog
 from toolbed.errors import (
     AppNotRunningError,
     ArgumentError,
@@ -30,7 +30,7 @@ from toolbed.errors import (
     UnknownApiError,
 )
 
-from ._auth import auth_for, secret_env_vars
+from ._auth import auth_for
 from ._cassette import Cassette, Mode, canonical_origin, parse_mode
 from ._observation import CallError, Observation, observe_response
 from ._redact import Redactor
@@ -277,11 +277,10 @@ class Runtime:
         }
 
     def _secret_params(self) -> frozenset[str]:
-        return frozenset(
-            app.auth.name for app in self.catalog.apps.values()
-            if isinstance(app.auth, ApiKeyAuth) and app.auth.location == "query"
-        )
+        return frozenset(    # the query parameters an app's auth puts a credential in
+            name for app in self.catalog.apps.values()
+            for name in app.auth.apply(lambda var, what: "")[1])
 
     def _secrets(self) -> dict[str, str]:
-        names = {var for app in self.catalog.apps.values() for var in secret_env_vars(app.auth)}
+        names = {var for app in self.catalog.apps.values() for var in app.auth.secret_env_vars}
         return {name: self.env[name] for name in sorted(names) if self.env.get(name)}

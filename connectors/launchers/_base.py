@@ -183,13 +183,10 @@ class Launcher:
         A password or token already set in the environment is used instead, so a user
         (or a test) can choose it.
         """
-        auth = self.app.auth
-        if isinstance(auth, BasicAuth):
-            password = os.environ.get(auth.password_env) or secrets.token_urlsafe(18)
-            return {auth.user_env: self.user, auth.password_env: password}
-        if isinstance(auth, ApiKeyAuth | BearerAuth) and not self.issues_token:
-            return {auth.env: os.environ.get(auth.env) or secrets.token_hex(24)}
-        return {}
+        if self.issues_token:
+            return {}
+        return self.app.auth.fresh_credentials(
+            self.user, lambda var: os.environ.get(var) or secrets.token_hex(24))
 
     @property
     def token_env(self) -> str:

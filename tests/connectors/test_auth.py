@@ -66,3 +66,44 @@ def test_an_agent_calling_a_tool_without_its_key_gets_an_error_observation(demo_
     assert sent == [] and observation.error is not None
     assert observation.error.type == "CredentialError"
     assert "DEMO_API_KEY" in observation.error.message
+
+
+SCHEMES = [
+    {"scheme": "none"},
+    {"scheme": "api_key", "in": "header", "name": "X-Key", "env": "K", "prefix": "Token "},
+    {"scheme": "api_key", "in": "query", "name": "appid", "env": "K"},
+    {"scheme": "bearer", "env": "T"},
+    {"scheme": "basic", "user_env": "U", "password_env": "P"},
+]
+
+
+@pytest.mark.parametrize("auth", SCHEMES, ids=lambda a: f"{a['scheme']}-{a.get('in', '')}")
+def test_each_scheme_reads_only_its_own_env_vars_and_makes_credentials_for_them(auth):
+    scheme = app_with(auth).auth
+    read: list[str] = []
+    headers, params = scheme.apply(lambda var, what: read.append(var) or f"<{var}>")
+    assert read == scheme.env_vars
+    assert set(scheme.secret_env_vars) <= set(scheme.env_vars)
+    fresh = scheme.fresh_credentials("alice", lambda var: f"secret-of-{var}")
+    assert set(fresh) == set(scheme.env_vars)
+    assert all(fresh[v] == f"secret-of-{v}" for v in scheme.secret_env_vars)
+    # the credentials a launcher makes are the ones a call then sends
+    again = scheme.apply(lambda var, what: fresh[var])
+    assert set(again[0]) == set(headers) and set(again[1]) == set(params)
+    if auth["scheme"] != "basic":                   # basic carries them base64-encoded
+        sent = " ".join([*headers.values(), *params.values()])
+        assert all(f"<{var}>" in sent for var in scheme.secret_env_vars)
+
+
+@pytest.mark.parametrize(("auth", "openapi", "accepted"), [
+    (SCHEMES[1], {"type": "apiKey", "in": "header", "name": "x-key"}, True),
+    (SCHEMES[1], {"type": "apiKey", "in": "query", "name": "X-Key"}, False),
+    (SCHEMES[3], {"type": "http", "scheme": "Bearer"}, True),
+    (SCHEMES[3], {"type": "oauth2"}, True),
+    (SCHEMES[3], {"type": "http", "scheme": "basic"}, False),
+    (SCHEMES[4], {"type": "http", "scheme": "basic"}, True),
+    (SCHEMES[0], {"type": "apiKey", "in": "query", "name": "key"}, True),
+])
+def test_each_scheme_knows_the_openapi_security_schemes_that_describe_it(
+        auth, openapi, accepted):
+    assert app_with(auth).auth.accepted_by(openapi) is accepted
