@@ -25,8 +25,8 @@ from pathlib import Path
 
 import numpy as np
 
-from toolbed.harness import load_tasks
 from toolbed.retriever import Pipeline, ToolIndex, load_model, tool_documents
+from toolbed.tasks import load_tasks
 
 
 def pct(values: list[float], q: float) -> float:

@@ -28,9 +28,9 @@ from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
 
 from toolbed.connectors import langchain_tools
+from toolbed.tasks._task import Task
 
 from ._react import ReactFormatError, cut_observation, parse_react
-from ._task import Task
 from ._trajectory import ToolBox, Trajectory
 
 __all__ = ["REACT_PROMPT", "SYSTEM_PROMPT", "Agent", "LangChainAgent", "OracleAgent",

@@ -29,9 +29,9 @@ from toolbed.connectors import (
 )
 from toolbed.errors import TaskError
 from toolbed.rollback import Journal, RollbackReport, RollbackScope, Snapshot, diff, snapshot
+from toolbed.tasks._task import StateCheck, Task
 
 from ._score import answer_matches, filled_references, mentions, render, same_value
-from ._task import StateCheck, Task
 
 __all__ = ["GOLD_CAP", "TaskRun", "check_state", "run_oracle", "truthy"]
 

@@ -39,13 +39,13 @@ from toolbed.apis import Catalog
 from toolbed.connectors import Mode, RunningApp, Runtime, parse_mode
 from toolbed.errors import TaskError, ToolbedError
 from toolbed.rollback import RollbackScope
+from toolbed.tasks._suite import TASK_CASSETTES, task_cassette
+from toolbed.tasks._task import Task
 
 from ._agents import Agent
 from ._oracle import TaskRun, check_state, run_oracle
 from ._score import filled_references
 from ._scoring import Reference, score_run
-from ._suite import TASK_CASSETTES, task_cassette
-from ._task import Task
 from ._trajectory import Call, ToolBox, Trajectory
 from .metrics import Judge
 

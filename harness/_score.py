@@ -15,7 +15,7 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
-from ._task import FACT, Match, OpenAnswer
+from toolbed.tasks._task import FACT, Match, OpenAnswer
 
 __all__ = ["answer_matches", "filled_references", "mentions", "normalise", "numbers_in", "render",
            "same_value"]

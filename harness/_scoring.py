@@ -26,9 +26,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from toolbed.apis import Catalog
+from toolbed.tasks._task import Task
 
 from ._score import answer_matches, filled_references
-from ._task import Task
 from ._trajectory import Call, Trajectory
 from .metrics import (
     averaged_turn_success,

@@ -37,14 +37,14 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, System
 
 from toolbed.apis import Catalog
 from toolbed.connectors import Mode, Runtime, StepResult, api_id_of, openai_tool, tool_name
+from toolbed.tasks._suite import TASK_CASSETTES, task_cassette
+from toolbed.tasks._task import Task
 
 from ._agents import SYSTEM_PROMPT, _text
 from ._oracle import TaskRun, run_oracle
 from ._runner import offered_tools
 from ._score import answer_matches, filled_references
 from ._scoring import OPEN_PASS
-from ._suite import TASK_CASSETTES, task_cassette
-from ._task import Task
 from .metrics import (
     StepPrediction,
     canonical,

@@ -10,7 +10,7 @@ import pytest
 @pytest.mark.parametrize(
     "module",
     ["toolbed", "toolbed.apis", "toolbed.connectors", "toolbed.errors", "toolbed.rollback",
-     "toolbed.harness", "toolbed.harness.metrics", "toolbed.retriever"],
+     "toolbed.tasks", "toolbed.harness", "toolbed.harness.metrics", "toolbed.retriever"],
 )
 def test_all_is_complete_and_importable(module):
     mod = importlib.import_module(module)

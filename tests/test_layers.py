@@ -4,7 +4,8 @@
     apis                                          the catalog
     connectors (launchers inside)                 the call path and the apps' processes
     rollback, retriever                           beside each other, on connectors
-    harness                                       tasks, agents, runner, scoring
+    tasks                                         the task suite: format, loader, splits
+    harness                                       agents, runner, scoring
     cli                                           commands over all of it
 
 Every import counts, also one inside a function, because a lazy import is still a
@@ -26,12 +27,13 @@ LAYERS = {
     "toolbed.apis": 1,
     "toolbed.connectors": 2,
     "toolbed.rollback": 3, "toolbed.retriever": 3,
-    "toolbed.harness": 4,
-    "toolbed.cli": 5,
+    "toolbed.tasks": 4,
+    "toolbed.harness": 5,
+    "toolbed.cli": 6,
 }
 FOLDERS = {"toolbed.apis": "apis", "toolbed.connectors": "connectors",
            "toolbed.rollback": "rollback", "toolbed.retriever": "retriever",
-           "toolbed.harness": "harness", "toolbed.cli": "toolbed/cli"}
+           "toolbed.tasks": "tasks", "toolbed.harness": "harness", "toolbed.cli": "toolbed/cli"}
 
 
 def package_of(module: str) -> str | None:

@@ -60,7 +60,7 @@ def test_the_line_toolbed_help_shows_is_the_command_s_own_help(name):
 
 
 @pytest.mark.parametrize("package", ["toolbed", "toolbed.apis", "toolbed.connectors",
-                                     "toolbed.rollback", "toolbed.retriever"])
+                                     "toolbed.rollback", "toolbed.retriever", "toolbed.tasks"])
 def test_a_lazy_package_exports_exactly_its_type_checking_imports(package):
     module = importlib.import_module(package)
     assert set(exports(module.__file__)) == set(module.__all__)

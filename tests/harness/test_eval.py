@@ -23,18 +23,16 @@ from toolbed.harness import (
     ReactAgent,
     Runner,
     ScriptedChatModel,
-    TaskSuite,
     ToolBox,
     Trajectory,
     chat_model,
     load_results,
-    load_tasks,
-    task_cassette,
     write_report,
 )
 from toolbed.harness.metrics import ERRORS
 from toolbed.paths import home_dir
 from toolbed.retriever import Hit, Pipeline
+from toolbed.tasks import TaskSuite, load_tasks, task_cassette
 
 from ..conftest import AppPool, block_network
 
@@ -534,7 +532,8 @@ def test_step_by_step_gives_the_gold_prefix_and_scores_each_prediction(
                    "review": 0.5, "teval": round((0.75 + 1 + 0.5 + 1 + 0.5 + 0.5) / 6, 4)}
 
     from toolbed.connectors import Mode, Runtime
-    from toolbed.harness import run_oracle, task_cassette
+    from toolbed.harness import run_oracle
+    from toolbed.tasks import task_cassette
 
     with Runtime(catalog, mode=Mode.REPLAY, cassette=task_cassette(task)) as replay:
         cases = step_cases(task, run_oracle(replay, task))
@@ -548,8 +547,9 @@ def test_review_is_scored_on_real_responses_and_one_from_another_app(
     from itertools import repeat
 
     from toolbed.connectors import Mode, Runtime
-    from toolbed.harness import run_oracle, run_stepwise, task_cassette
+    from toolbed.harness import run_oracle, run_stepwise
     from toolbed.harness.metrics import exact_similarity, review_class
+    from toolbed.tasks import task_cassette
 
     block_network(monkeypatch)
     bad_email = suite.task("ihatemoney-create-bad-email")   # the app refuses the address

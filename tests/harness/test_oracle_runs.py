@@ -13,7 +13,8 @@ import pytest
 
 from toolbed.apis import Catalog
 from toolbed.connectors import Mode, Runtime
-from toolbed.harness import load_tasks, run_oracle, task_cassette
+from toolbed.harness import run_oracle
+from toolbed.tasks import load_tasks, task_cassette
 
 from ..conftest import AppPool
 

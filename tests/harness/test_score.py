@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from toolbed.harness import Match, answer_matches, mentions, numbers_in, same_value
+from toolbed.harness import answer_matches, mentions, numbers_in, same_value
+from toolbed.tasks import Match
 
 CONTAINS, EXACT = Match(), Match(match="exact")
 
@@ -61,7 +62,8 @@ def test_a_label_equals_the_api_value_as_a_multiset_unless_ordered() -> None:
 def test_an_open_reference_about_live_data_takes_its_facts_from_the_run() -> None:
     from pydantic import ValidationError
 
-    from toolbed.harness import OpenAnswer, filled_references
+    from toolbed.harness import filled_references
+    from toolbed.tasks import OpenAnswer
 
     answer = OpenAnswer.model_validate({
         "type": "open", "facts": ["company.body.founded", "company.body.employees"],
@@ -78,7 +80,8 @@ def test_zero_is_a_fact_and_the_gold_chain_reads_whole_answers(demo_catalog) -> 
     import httpx
 
     from toolbed.connectors import Runtime
-    from toolbed.harness import Task, run_oracle, truthy
+    from toolbed.harness import run_oracle, truthy
+    from toolbed.tasks import Task
 
     assert truthy(0) and truthy(0.0) and not truthy(False) and not truthy([])
     items = [{"id": f"item-{i:05d}", "rain": 0} for i in range(2000)]     # ~50 kB of JSON

@@ -13,7 +13,7 @@ from typer.testing import CliRunner
 
 from toolbed.apis import Catalog
 from toolbed.cli import app as cli
-from toolbed.harness import (
+from toolbed.tasks import (
     TASK_CASSETTES,
     TaskSuite,
     api_coverage,

@@ -18,7 +18,8 @@ from toolbed.cli import app as cli
 from toolbed.connectors import Runtime
 from toolbed.connectors.launchers import save_running
 from toolbed.errors import TaskError
-from toolbed.harness import Task, TaskSuite, load_tasks, run_oracle
+from toolbed.harness import run_oracle
+from toolbed.tasks import Task, TaskSuite, load_tasks
 
 from ..conftest import AppPool, block_network
 
@@ -299,7 +300,7 @@ def test_hosted_tasks_run_only_with_live_and_are_marked_verified_when_they_pass(
     def serve(request: httpx.Request) -> httpx.Response:
         return httpx.Response(200, json=ITEM)
 
-    monkeypatch.setattr("toolbed.harness._suite.load_catalog", lambda: demo_catalog)
+    monkeypatch.setattr("toolbed.tasks._suite.load_catalog", lambda: demo_catalog)
     monkeypatch.setattr("toolbed.cli._tasks.Runtime", functools.partial(
         Runtime, env={"DEMO_API_KEY": "k-123"}, transport=httpx.MockTransport(serve)))
     rank = {"id": "demo-rank", "query": "What rank does the item 'a 1' have today?",

@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 
 from toolbed.errors import TaskError
-from toolbed.harness import OracleAgent, Runner, Task, TaskSuite, ToolBox, Trajectory, load_tasks
+from toolbed.harness import OracleAgent, Runner, ToolBox, Trajectory
+from toolbed.tasks import Task, TaskSuite, load_tasks
 
 from ..conftest import AppPool
 

@@ -24,7 +24,6 @@ from toolbed.harness import (
     OracleAgent,
     ReactAgent,
     Runner,
-    Task,
     chat_model,
     load_results,
     markdown,
@@ -38,6 +37,7 @@ from toolbed.harness import (
 from toolbed.harness.metrics import embedding_similarity, llm_judge
 from toolbed.paths import home_dir
 from toolbed.retriever import model_name
+from toolbed.tasks import Task
 
 from ._output import JsonOpt, console, print_json, table
 from ._tasks import AppsOpt, SplitOpt, TasksOpt, TierOpt, TypesOpt, _restart, _select

@@ -10,7 +10,6 @@ from typing import Annotated
 import typer
 
 from toolbed.apis import load_catalog
-from toolbed.harness import TaskSuite, load_tasks
 from toolbed.retriever import (
     KS,
     STAGES,
@@ -31,6 +30,7 @@ from toolbed.retriever import (
 from toolbed.retriever import (
     train as train_model,
 )
+from toolbed.tasks import TaskSuite, load_tasks
 
 from ._output import JsonOpt, console, print_json, table
 

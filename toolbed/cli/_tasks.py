@@ -13,18 +13,17 @@ from toolbed.apis import replace_table
 from toolbed.connectors import Mode, RunningApp, Runtime, restart_app
 from toolbed.connectors.launchers import save_running
 from toolbed.errors import ToolbedError
-from toolbed.harness import (
+from toolbed.harness import TaskRun, run_oracle
+from toolbed.tasks import (
     PARAPHRASE_THRESHOLD,
     TASK_CASSETTES,
     TASKS_DIR,
     Task,
-    TaskRun,
     TaskSuite,
     api_coverage,
     assign_splits,
     load_tasks,
     near_duplicates,
-    run_oracle,
     task_cassette,
     task_stats,
     task_table,

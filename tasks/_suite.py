@@ -26,11 +26,12 @@ __all__ = [
     "set_field", "task_cassette",
 ]
 
-TASKS_DIR = Path(__file__).resolve().parent.parent / "tasks"
+TASKS_DIR = Path(__file__).resolve().parent
 """Where the shipped suite lives: ``selfhosted/<app>.yaml`` and ``hosted/<app>.yaml``."""
 
 TASK_CASSETTES = TASKS_DIR.parent / "cassettes" / "tasks"
-"""Where `toolbed tasks record` writes, and replays read: ``<first app>/<task id>.yaml``."""
+"""Where `toolbed tasks record` writes, and replays read: ``<first app>/<task id>.yaml``
+(the repository's ``cassettes/tasks``: they are not installed with the package)."""
 
 _SafeLoader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 

@@ -1,0 +1,74 @@
+"""The task suite: the task format, the loader and its checks, the splits, the
+statistics and the near-duplicate check, beside the task files they read
+(``selfhosted/<app>.yaml``, ``hosted/<app>.yaml``), which install with them.
+
+    from toolbed.tasks import load_tasks
+
+    suite = load_tasks()
+    task = suite.task("kinto-count-buckets")
+    task.query, [step.api for step in task.chain]
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from toolbed._lazy import attach as _attach
+
+if TYPE_CHECKING:
+    from ._dedup import PARAPHRASE_THRESHOLD, Pair, near_duplicates
+    from ._splits import HELD_OUT, SHARES, assign_splits
+    from ._stats import GROUPINGS, api_coverage, task_stats, task_table
+    from ._suite import (
+        TASK_CASSETTES,
+        TASKS_DIR,
+        TaskSuite,
+        check_task,
+        load_file,
+        load_tasks,
+        set_field,
+        task_cassette,
+    )
+    from ._task import (
+        CATEGORIES,
+        Answer,
+        FixedAnswer,
+        Match,
+        OpenAnswer,
+        OperationalAnswer,
+        RealtimeAnswer,
+        StateCheck,
+        Task,
+    )
+
+__getattr__, __dir__ = _attach(__name__, __file__)
+
+__all__ = [
+    "Answer",
+    "CATEGORIES",
+    "FixedAnswer",
+    "GROUPINGS",
+    "HELD_OUT",
+    "Match",
+    "OpenAnswer",
+    "OperationalAnswer",
+    "PARAPHRASE_THRESHOLD",
+    "Pair",
+    "RealtimeAnswer",
+    "SHARES",
+    "StateCheck",
+    "TASKS_DIR",
+    "TASK_CASSETTES",
+    "Task",
+    "TaskSuite",
+    "api_coverage",
+    "assign_splits",
+    "check_task",
+    "load_file",
+    "load_tasks",
+    "near_duplicates",
+    "set_field",
+    "task_cassette",
+    "task_stats",
+    "task_table",
+]
