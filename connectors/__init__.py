@@ -24,16 +24,10 @@ if TYPE_CHECKING:
     from ._redact import Redactor
     from ._request import build_request, validate_args
     from ._retry import RetryPolicy
+    from ._running import RunningApp, process_alive, process_started, running_apps
     from ._runtime import AGENT_ERRORS, Caller, Runtime
     from ._tools import api_id_of, langchain_tool, langchain_tools, openai_tool, tool_name
-    from .launchers import (
-        RunningApp,
-        get_launcher,
-        launch,
-        launcher_names,
-        restart_app,
-        running_apps,
-    )
+    from .launchers import get_launcher, launch, launcher_names, restart_app
 
 __getattr__, __dir__ = _attach(__name__, __file__)
 
@@ -68,6 +62,8 @@ __all__ = [
     "restart_app",
     "openai_tool",
     "parse_mode",
+    "process_alive",
+    "process_started",
     "request_mismatches",
     "run_exercise",
     "run_steps",

@@ -30,9 +30,9 @@ from ._report import (
     markdown,
     plot_runs,
     summarize,
-    write_meta,
     write_report,
 )
+from ._runlog import FORMAT, ResultRow, RunLog, RunSpec
 from ._runner import TOOL_CHOICES, Runner, TaskResult, offered_tools
 from ._score import (
     answer_matches,
@@ -48,6 +48,10 @@ from ._stepwise import StepCase, run_stepwise, step_cases
 from ._trajectory import Call, ToolBox, Trajectory
 
 __all__ = [
+    "FORMAT",
+    "ResultRow",
+    "RunLog",
+    "RunSpec",
     "DEFAULT_GGUF",
     "OPEN_PASS",
     "REACT_PROMPT",
@@ -93,6 +97,5 @@ __all__ = [
     "step_cases",
     "summarize",
     "truthy",
-    "write_meta",
     "write_report",
 ]

@@ -16,27 +16,16 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
-import sqlite_utils
-
-from toolbed.errors import TaskError
-
+from ._runlog import RunLog
 from .metrics import ERRORS, by_scenario_and_type, pass_hat_k
 
-__all__ = ["html_report", "load_results", "markdown", "plot_runs", "summarize", "write_meta",
+__all__ = ["html_report", "load_results", "markdown", "plot_runs", "summarize",
            "retrieval_misses", "write_report"]
 
 
 def load_results(run_dir: str | Path) -> list[dict[str, Any]]:
-    """The rows of ``run_dir/results.db``, with their JSON columns parsed."""
-    path = Path(run_dir) / "results.db"
-    if not path.is_file():
-        raise TaskError(f"no results in {run_dir}: run `toolbed eval --run-dir {run_dir}` first")
-    rows = []
-    for row in sqlite_utils.Database(path)["results"].rows_where(order_by="task, trial"):
-        for column in ("scores", "errors", "problems", "trajectory"):
-            row[column] = json.loads(row[column])
-        rows.append(row)
-    return rows
+    """A run's result rows as plain dicts, ordered by task and trial."""
+    return [row.model_dump() for row in RunLog(run_dir).rows()]
 
 
 def _mean(values: list[float]) -> float:
@@ -227,29 +216,16 @@ def html_report(summary: dict[str, Any]) -> str:
 """
 
 
-def write_meta(run_dir: str | Path, meta: dict[str, Any]) -> None:
-    """Write what was asked for (agent, model, mode, tools, tasks) as ``run.json``.
-
-    Written when a run starts, so that a run stopped half-way still reports what it was.
-    """
-    run_dir = Path(run_dir)
-    run_dir.mkdir(parents=True, exist_ok=True)
-    (run_dir / "run.json").write_text(json.dumps(meta, indent=2) + "\n", encoding="utf-8")
-
-
-def write_report(run_dir: str | Path, meta: dict[str, Any] | None = None) -> dict[str, Any]:
-    """Write results.jsonl, summary.json, summary.md and report.html into ``run_dir``;
-    return the summary."""
+def write_report(run_dir: str | Path) -> dict[str, Any]:
+    """Write results.jsonl, summary.json, summary.md and report.html into ``run_dir``
+    from its run log; return the summary."""
     run_dir = Path(run_dir)
     rows = load_results(run_dir)
     with (run_dir / "results.jsonl").open("w", encoding="utf-8") as out:
         for row in rows:
             out.write(json.dumps(row, ensure_ascii=False) + "\n")
-    if meta is not None:
-        write_meta(run_dir, meta)
-    elif (run_dir / "run.json").is_file():
-        meta = json.loads((run_dir / "run.json").read_text(encoding="utf-8"))
-    summary = summarize(rows, meta)
+    spec = RunLog(run_dir).spec()
+    summary = summarize(rows, spec.model_dump(exclude={"format"}) if spec else None)
     (run_dir / "summary.json").write_text(json.dumps(summary, indent=2) + "\n",
                                           encoding="utf-8")
     (run_dir / "summary.md").write_text(markdown(summary), encoding="utf-8")

@@ -20,20 +20,17 @@ Live runs can use several workers (threads): a task waits while another holds on
 the apps it touches (its own and those of its offered tools), so each task sees the
 apps as the seed left them.
 
-Rows go to ``<run dir>/results.db`` (table ``results``, one per task and trial).
+Each result is a ``ResultRow`` in the run folder (``_runlog.py`` owns its format).
 """
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
-
-import sqlite_utils
 
 from toolbed.apis import Catalog
 from toolbed.connectors import Mode, RunningApp, Runtime, parse_mode
@@ -44,6 +41,7 @@ from toolbed.tasks._task import Task
 
 from ._agents import Agent
 from ._oracle import TaskRun, check_state, run_oracle
+from ._runlog import ResultRow, RunLog, RunSpec
 from ._score import filled_references
 from ._scoring import Reference, score_run
 from ._trajectory import Call, ToolBox, Trajectory
@@ -75,17 +73,16 @@ class TaskResult:
     problems: list[str] = field(default_factory=list)
     seconds: float = 0.0
 
-    def row(self, catalog: Catalog) -> dict[str, Any]:
-        return {
-            "task": self.task.id, "trial": self.trial, "app": self.task.apps[0],
-            "domain": catalog.app(self.task.apps[0]).domain, "scenario": self.task.scenario,
-            "type": self.task.type, "category": self.task.category, "split": self.task.split,
-            "success": int(self.success), "completion": self.scores.get("completion", 0.0),
-            "tool_match": self.scores.get("tool_match", 0.0),
-            "scores": json.dumps(self.scores), "errors": json.dumps(self.errors),
-            "problems": json.dumps(self.problems), "answer": self.trajectory.answer,
-            "trajectory": self.trajectory.model_dump_json(), "seconds": round(self.seconds, 3),
-        }
+    def row(self, catalog: Catalog) -> ResultRow:
+        return ResultRow(
+            task=self.task.id, trial=self.trial, app=self.task.apps[0],
+            domain=catalog.app(self.task.apps[0]).domain, scenario=self.task.scenario,
+            type=self.task.type, category=self.task.category, split=self.task.split,
+            success=self.success, completion=self.scores.get("completion", 0.0),
+            tool_match=self.scores.get("tool_match", 0.0), scores=self.scores,
+            errors=self.errors, problems=self.problems, answer=self.trajectory.answer,
+            trajectory=self.trajectory.model_dump(mode="json"),
+            seconds=round(self.seconds, 3))
 
 
 SCOPES = ("tier", "all", "apps")
@@ -121,6 +118,7 @@ class Runner:
         index: Any = None, restart: Callable[[RunningApp], RunningApp] | None = None,
         similarity: Callable[[str, str], float] | None = None, judge: Judge | None = None,
         scope: str = "tier", unavailable: dict[str, str] | None = None,
+        spec: RunSpec | None = None,
     ):
         if tools not in TOOL_CHOICES:
             raise TaskError(f"--tools {tools!r}: choose one of {', '.join(TOOL_CHOICES)}")
@@ -143,15 +141,14 @@ class Runner:
         self.scope = scope
         self.unavailable = dict(unavailable or {})
         """Apps that could not be started, with why: their tasks fail with the reason."""
-        self.run_dir.mkdir(parents=True, exist_ok=True)
-        self.db = sqlite_utils.Database(self.run_dir / "results.db")
+        self.log = RunLog(self.run_dir)
+        self.spec = spec
+        """What the run folder records as asked for (default: what this runner knows)."""
 
     # -- what to run ------------------------------------------------------------------
 
     def done(self) -> set[tuple[str, int]]:
-        if "results" not in self.db.table_names():
-            return set()
-        return {(r["task"], r["trial"]) for r in self.db["results"].rows}
+        return self.log.done()
 
     def pending(self, tasks: Sequence[Task]) -> list[tuple[Task, int]]:
         """The (task, trial) pairs not yet in the results: a rerun resumes."""
@@ -168,6 +165,10 @@ class Runner:
             raise TaskError(f"--workers {workers} needs --mode live: cassettes are recorded "
                             "and replayed by patching httpx for the whole process; record or "
                             "replay with --workers 1")
+        self.log.start(self.spec or RunSpec(
+            agent=self.agent.name, mode=self.mode.value, tools=self.tools,
+            k=self.k if self.tools == "retriever" else None, trials=self.trials,
+            tasks=[t.id for t in tasks]))
         todo = [(task, trial, self.offered(task)) for task, trial in self.pending(tasks)]
         if workers <= 1:
             for task, trial, offered in todo:
@@ -199,8 +200,7 @@ class Runner:
         return set(task.apps) | {self.catalog.app_of(self.catalog.api(a)).app for a in offered}
 
     def _store(self, result: TaskResult) -> TaskResult:
-        self.db.table("results").insert(result.row(self.catalog), pk=("task", "trial"),
-                                        replace=True)
+        self.log.add(result.row(self.catalog))
         return result
 
     # -- one task ---------------------------------------------------------------------

@@ -32,7 +32,7 @@ from typing import Any
 import sqlite_utils
 from pydantic import BaseModel
 
-from toolbed.connectors.launchers import process_started
+from toolbed.connectors import process_started
 from toolbed.errors import JournalError
 from toolbed.paths import home_dir
 

@@ -14,8 +14,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from toolbed.connectors import Mode, Runtime
-from toolbed.connectors.launchers import process_alive
+from toolbed.connectors import Mode, Runtime, process_alive
 
 from ._journal import OPEN, Entry, Journal, Status
 from ._undo import UndoPolicy, undo_entry

@@ -49,6 +49,7 @@ __all__ = [
     "ReplayMissError",
     "RetrieverError",
     "RollbackError",
+    "RunLogError",
     "SpecError",
     "TaskError",
     "ToolbedError",
@@ -72,6 +73,10 @@ class SpecError(CatalogError):
 
 class TaskError(ToolbedError):
     "A task file is malformed, or a task disagrees with the catalog."
+
+
+class RunLogError(TaskError):
+    "A run folder this toolbed cannot read or add to (another format, or not a run)."
 
 
 class UnknownApiError(ToolbedError, KeyError):

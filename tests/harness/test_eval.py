@@ -219,7 +219,7 @@ def test_a_model_run_records_with_its_http_traffic_and_replays_offline(
     assert replayed.scores == recorded.scores and replayed.errors == recorded.errors
     assert load_results(runner.run_dir)[0]["answer"] == f"{left} things still need to go in " \
         "the bag."
-    write_report(runner.run_dir, {"agent": "langchain", "model": "scripted"})
+    write_report(runner.run_dir)
     for path in runner.run_dir.iterdir():            # nor is it in any result or report
         if path.is_file():
             assert key.encode() not in path.read_bytes(), path

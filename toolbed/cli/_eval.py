@@ -23,7 +23,9 @@ from toolbed.harness import (
     LangChainAgent,
     OracleAgent,
     ReactAgent,
+    RunLog,
     Runner,
+    RunSpec,
     chat_model,
     load_results,
     markdown,
@@ -31,7 +33,6 @@ from toolbed.harness import (
     plot_runs,
     run_stepwise,
     summarize,
-    write_meta,
     write_report,
 )
 from toolbed.harness.metrics import embedding_similarity, llm_judge
@@ -173,14 +174,13 @@ def eval_(
         _step_by_step(chosen_agent, suite.catalog, chosen, run_mode, run_dir, cassettes, tools,
                       getattr(chosen_agent, "observation_cap", 6000))
         return
-    meta = {"agent": chosen_agent.name, "model": model_label, "mode": run_mode.value,
-            "tools": tools, "k": k if index else None,
-            "retriever": model_name(index.model) if index else None,
-            "retriever_stages": index.pipeline.name if index else None,
-            "retriever_scope": retriever_scope if index else None, "judge": judge,
-            "trials": trials,
-            "tasks": [t.id for t in chosen]}
-    write_meta(run_dir, meta)
+    spec = RunSpec(agent=chosen_agent.name, model=model_label, mode=run_mode.value,
+                   tools=tools, k=k if index else None,
+                   retriever=model_name(index.model) if index else None,
+                   retriever_stages=index.pipeline.name if index else None,
+                   retriever_scope=retriever_scope if index else None, judge=judge,
+                   trials=trials, tasks=[t.id for t in chosen])
+    RunLog(run_dir).start(spec)          # refuses a folder of another format, before any app
     started: dict[str, RunningApp] = {}        # apps this command starts, and stops
     unavailable: dict[str, str] = {}           # apps that would not start, and why
 
@@ -210,7 +210,7 @@ def eval_(
                     console.print(f"{name} could not be started: {exc}", markup=False)
         runner = Runner(suite.catalog, chosen_agent, run_dir, run_mode, tools, k, trials,
                         cassettes, apps, index, restart, judge=judge_fn,
-                        scope=retriever_scope, unavailable=unavailable)
+                        scope=retriever_scope, unavailable=unavailable, spec=spec)
         todo = runner.pending(chosen)
         if len(todo) < len(chosen) * trials:
             console.print(f"resuming {run_dir}: {len(chosen) * trials - len(todo)} runs done")
@@ -226,9 +226,9 @@ def eval_(
         for app in started.values():
             stop_app(app)
             forget_running(app)
-    if interrupted and not (run_dir / "results.db").is_file():
+    if interrupted and not RunLog(run_dir).done():
         raise typer.Exit(130)
-    summary = write_report(run_dir, meta)
+    summary = write_report(run_dir)
     console.print(markdown(summary), markup=False, highlight=False)
     console.print(f"results in {run_dir}")
     if interrupted:
