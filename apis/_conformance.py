@@ -180,7 +180,7 @@ def _body(api: Api, op: Operation, ref: OpenApiRef) -> list[str]:
 
 def _auth_parameters(app: App) -> set[tuple[str, str]]:
     """The (place, name) of the parameter that carries the app's credential."""
-    headers, params = app.auth.apply(lambda var, what: "")
+    headers, params = app.auth.carriers
     return {("header", h.lower()) for h in headers} | {("query", q.lower()) for q in params}
 
 

@@ -95,6 +95,12 @@ class _Auth(_Model):
         """The ``(headers, query params)`` that authenticate a request."""
         return {}, {}
 
+    @property
+    def carriers(self) -> tuple[list[str], list[str]]:
+        """The header names and the query parameter names a credential goes in."""
+        headers, params = self.apply(lambda var, what: "")
+        return list(headers), list(params)
+
     def fresh_credentials(self, user: str, secret: Callable[[str], str]) -> dict[str, str]:
         """Env vars for an app instance started now: ``user`` as its user name where the
         scheme has one, ``secret(var)`` as the value of each secret."""

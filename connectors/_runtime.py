@@ -279,7 +279,7 @@ class Runtime:
     def _secret_params(self) -> frozenset[str]:
         return frozenset(    # the query parameters an app's auth puts a credential in
             name for app in self.catalog.apps.values()
-            for name in app.auth.apply(lambda var, what: "")[1])
+            for name in app.auth.carriers[1])
 
     def _secrets(self) -> dict[str, str]:
         names = {var for app in self.catalog.apps.values() for var in app.auth.secret_env_vars}

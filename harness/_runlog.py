@@ -90,6 +90,7 @@ class RunLog:
         self.run_dir = Path(run_dir)
         self._spec_path = self.run_dir / "run.json"
         self._db_path = self.run_dir / "results.db"
+        self._open: sqlite_utils.Database | None = None
 
     # -- the spec ---------------------------------------------------------------------
 
@@ -132,7 +133,10 @@ class RunLog:
     # -- the rows ---------------------------------------------------------------------
 
     def _db(self) -> sqlite_utils.Database:
-        return sqlite_utils.Database(self._db_path)
+        """One connection per run log, opened when first needed (creating the file)."""
+        if self._open is None:
+            self._open = sqlite_utils.Database(self._db_path)
+        return self._open
 
     def add(self, row: ResultRow) -> None:
         """Store one row, replacing an earlier one of the same task and trial."""
