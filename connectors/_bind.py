@@ -3,19 +3,25 @@
 One mechanism for every place that needs it: an app's exercise (``rec.body.data.id``),
 an undo (``response.headers.etag``), a state probe, and later a task's gold chain.
 
-Expressions are plain JMESPath plus three functions registered through JMESPath's own
+Expressions are plain JMESPath plus a few functions registered through JMESPath's own
 extension API, because the standard set cannot express them:
 
 - ``difference(a, b)``: the items of array ``a`` that are not in ``b`` (what a write
   added to a listing, e.g. the id of a record whose creation response was lost);
 - ``split(s, sep)``: a string cut at each ``sep`` (the name in a WebDAV href);
 - ``pick(obj, keys)``: ``obj`` with only the ``keys`` it has (the properties a write
-  changed, as they were before it: an undo that writes back only those).
+  changed, as they were before it: an undo that writes back only those);
+- ``now()``, ``at(days, 'HH:MM')``, ``iso(seconds)`` and ``day(seconds)``: times relative
+  to the run's clock (``_clock.py``), so a task says "tomorrow at 09:00" and never
+  carries a date that expires: ``now()`` is the clock in seconds since the epoch,
+  ``at(`1`, '09:00')`` 09:00 UTC on the day after the clock's, ``iso`` and ``day`` a
+  time written as ``2026-11-27T09:00:00Z`` and ``2026-11-27``.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from datetime import UTC, datetime
 from typing import Any
 
 import jmespath
@@ -23,6 +29,8 @@ from jmespath import functions
 from jmespath.exceptions import JMESPathError
 
 from toolbed.errors import ArgumentError
+
+from . import _clock
 
 __all__ = ["NULL", "bind_args", "evaluate"]
 
@@ -42,6 +50,22 @@ class _Functions(functions.Functions):
     @functions.signature({"types": ["object"]}, {"types": ["array"]})
     def _func_pick(self, obj: dict[str, Any], keys: list[Any]) -> dict[str, Any]:
         return {key: obj[key] for key in keys if key in obj}
+
+    @functions.signature()
+    def _func_now(self) -> int:
+        return _clock.now()
+
+    @functions.signature({"types": ["number"]}, {"types": ["string"]})
+    def _func_at(self, days: float, hh_mm: str) -> int:
+        return _clock.at(int(days), hh_mm)
+
+    @functions.signature({"types": ["number"]})
+    def _func_iso(self, seconds: float) -> str:
+        return datetime.fromtimestamp(seconds, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+    @functions.signature({"types": ["number"]})
+    def _func_day(self, seconds: float) -> str:
+        return datetime.fromtimestamp(seconds, UTC).strftime("%Y-%m-%d")
 
 
 _OPTIONS = jmespath.Options(custom_functions=_Functions())

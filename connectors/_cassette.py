@@ -13,6 +13,9 @@ configures it for toolbed:
   bodies, of requests and responses, before anything is written.
 * **Replay is offline.** A request with no recording raises ``ReplayMissError``
   listing the closest recorded requests; it never reaches the network.
+* **The clock.** A recording keeps the run's clock (``toolbed_clock``, seconds since
+  the epoch, a key vcrpy ignores), and a replay runs at that clock, so an argument
+  bound to "tomorrow at 09:00" (``_clock.py``) is the recorded one.
 """
 
 from __future__ import annotations
@@ -38,6 +41,7 @@ from ._redact import SECRET_HEADERS, Redactor
 __all__ = ["Cassette", "Mode", "canonical_origin", "json_body", "parse_mode"]
 
 CANONICAL_DOMAIN = "toolbed.test"  # RFC 2606: a .test name never resolves
+CLOCK_KEY = "toolbed_clock"
 
 
 class Mode(StrEnum):
@@ -49,6 +53,30 @@ class Mode(StrEnum):
     """Real calls, each exchange written to the cassette (which is started afresh)."""
     REPLAY = "replay"
     """No network: each call answered from the cassette, in recorded order."""
+
+    # What a mode implies, asked here rather than decided again wherever it matters.
+
+    @property
+    def offline(self) -> bool:
+        """No app is reached: answers come from the cassette, so no app need run, no
+        credential is sent, and nothing a call does outlives the run."""
+        return self is Mode.REPLAY
+
+    @property
+    def uses_cassette(self) -> bool:
+        """The run reads or writes a cassette, so it needs a cassette path."""
+        return self is not Mode.LIVE
+
+    @property
+    def can_restart(self) -> bool:
+        """An app can be restarted or reset between tasks (there is one to restart)."""
+        return not self.offline
+
+    @property
+    def concurrent(self) -> bool:
+        """Calls of several tasks may run at once. vcrpy patches httpx for the whole
+        process, so a recording or a replay runs one task at a time."""
+        return self is Mode.LIVE
 
 
 def parse_mode(value: str | Mode) -> Mode:
@@ -116,6 +144,9 @@ class Cassette:
         self._origins = origins
         self._redactor = redactor
         self._context: Any = None
+        self.clock: int | None = None
+        """The run's clock: set by the runtime before a recording, read from the file
+        for a replay (None in a cassette recorded before toolbed kept it)."""
 
     def __enter__(self) -> Cassette:
         if self.mode is Mode.LIVE:
@@ -160,6 +191,8 @@ class Cassette:
             raise CassetteError(f"{self.path} is damaged: not YAML{where} "
                                 f"({getattr(exc, 'problem', None) or exc}); {fix}") from None
         interactions = data.get("interactions") if isinstance(data, dict) else None
+        clock = data.get(CLOCK_KEY) if isinstance(data, dict) else None
+        self.clock = clock if isinstance(clock, int) and not isinstance(clock, bool) else None
         if not isinstance(interactions, list) or not all(
                 isinstance(i, dict) and "request" in i and "response" in i
                 for i in interactions):
@@ -181,6 +214,9 @@ class Cassette:
             return
         if self._keep and not any(exc_info):
             if self._recording.is_file():
+                if self.clock is not None:      # a top-level key after vcrpy's own
+                    with self._recording.open("a", encoding="utf-8") as out:
+                        out.write(f"{CLOCK_KEY}: {int(self.clock)}\n")
                 self._recording.replace(self.path)
             else:
                 self.path.unlink(missing_ok=True)

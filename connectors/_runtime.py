@@ -13,7 +13,9 @@ mistakes turned into an error observation instead of an exception.
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Mapping
+from contextlib import AbstractContextManager, suppress
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -32,6 +34,7 @@ from toolbed.errors import (
 
 from ._auth import auth_for
 from ._cassette import Cassette, Mode, canonical_origin, parse_mode
+from ._clock import running_at
 from ._observation import CallError, Observation, observe_response
 from ._redact import Redactor
 from ._request import build_request
@@ -95,10 +98,10 @@ class Runtime:
     ):
         self.catalog = catalog or load_catalog()
         self.mode = parse_mode(mode)
-        if self.mode is not Mode.LIVE and cassette is None:
+        if self.mode.uses_cassette and cassette is None:
             raise ToolbedError(f"mode {self.mode.value} needs a cassette path (--cassette FILE)")
         self.apps: dict[str, RunningApp] = dict(
-            running_apps() if apps is None and self.mode is not Mode.REPLAY else (apps or {})
+            running_apps() if apps is None and not self.offline else (apps or {})
         )
         base_env = dict(os.environ if env is None else env)
         for app in self.apps.values():
@@ -117,6 +120,19 @@ class Runtime:
             if cassette is not None else None
         )
         self._entered = False
+        self.clock = int(time.time())
+        """The run's clock (``_clock.py``): now, or in a replay the recording's."""
+        self._clock: AbstractContextManager[None] | None = None
+
+    @property
+    def offline(self) -> bool:
+        """This run reaches no app (replay): see ``Mode.offline``."""
+        return self.mode.offline
+
+    @property
+    def can_restart(self) -> bool:
+        """Apps of this run can be restarted or reset (not in replay)."""
+        return self.mode.can_restart
 
     # -- lifecycle ----------------------------------------------------------------------
 
@@ -138,15 +154,27 @@ class Runtime:
         self.close(*exc_info)
 
     def open(self) -> None:
-        """Start recording or replaying (a no-op in live mode)."""
-        if not self._entered and self.cassette is not None:
+        """Start recording or replaying, and run at this runtime's clock."""
+        if self._entered:
+            return
+        if self.cassette is not None:
             self.cassette.__enter__()
+            if self.offline and self.cassette.clock is not None:
+                self.clock = self.cassette.clock          # replay at the recording's time
+            self.cassette.clock = self.clock              # what a recording keeps
+        self._clock = running_at(self.clock)
+        self._clock.__enter__()
         self._entered = True
 
     def close(self, *exc_info: Any) -> None:
         """Write the cassette (record mode) and close the connection pool."""
         if self._entered and self.cassette is not None:
             self.cassette.__exit__(*(exc_info or (None, None, None)))
+        if self._clock is not None:
+            clock, self._clock = self._clock, None
+            # closed from another thread or task, whose clock went with it: nothing to reset
+            with suppress(ValueError):
+                clock.__exit__(None, None, None)
         self._entered = False
         self._client.close()
 
@@ -155,14 +183,22 @@ class Runtime:
     def call(self, api_id: str, args: Mapping[str, Any] | None = None) -> Observation:
         """Make the call; raise ``ToolbedError`` if it cannot be made."""
         api = self.catalog.api(api_id)
-        request = self.prepare(api, {} if args is None else args)
-        response = self._send(request)
-        return observe_response(api.id, response, cap=self.max_chars, redactor=self.redactor)
+        return self.send(api, self.prepare(api, {} if args is None else args))
 
     async def acall(self, api_id: str, args: Mapping[str, Any] | None = None) -> Observation:
         """``call`` for asyncio."""
         api = self.catalog.api(api_id)
-        request = self.prepare(api, {} if args is None else args)
+        return await self.asend(api, self.prepare(api, {} if args is None else args))
+
+    def send(self, api: Api, request: httpx.Request) -> Observation:
+        """Send a request ``prepare`` built for ``api`` and observe the answer. A rollback
+        scope prepares a write (refusing bad arguments), journals it, then sends the
+        same request: a write is validated and built once."""
+        response = self._send(request)
+        return observe_response(api.id, response, cap=self.max_chars, redactor=self.redactor)
+
+    async def asend(self, api: Api, request: httpx.Request) -> Observation:
+        """``send`` for asyncio."""
         response = await self._asend(request)
         return observe_response(api.id, response, cap=self.max_chars, redactor=self.redactor)
 
@@ -193,7 +229,7 @@ class Runtime:
         """Validate the arguments and build the authenticated request (nothing is sent)."""
         app = self.catalog.app_of(api)
         base_url = self.base_url(app)
-        headers, params = ({}, {}) if self.mode is Mode.REPLAY else auth_for(app, self.env)
+        headers, params = ({}, {}) if self.offline else auth_for(app, self.env)
         try:
             return build_request(api, args, base_url, auth_headers=headers, auth_params=params)
         except ToolbedError:
@@ -210,7 +246,7 @@ class Runtime:
         if app.tier == "hosted":
             assert app.base_url is not None
             return app.base_url
-        if self.mode is Mode.REPLAY:
+        if self.offline:
             return canonical_origin(app.app)
         running = self.apps.get(app.app)
         if running is None:

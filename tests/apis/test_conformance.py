@@ -102,6 +102,9 @@ def test_a_required_parameter_left_out_or_optional_is_named(spec):
         "required query parameter 'q' of the spec is missing"]
     assert differences(spec, http={"method": "GET", "path": "/notes"}, args={"q": q("q")}) \
         == ["query parameter 'q' is required by the spec"]
+    # an optional argument with a default is always sent: the server gets it every time
+    assert differences(spec, http={"method": "GET", "path": "/notes"},
+                       args={"q": q("q", default="*")}) == []
 
 
 def test_a_path_or_method_the_spec_does_not_have_is_named(spec):

@@ -139,3 +139,41 @@ def test_json_body_matcher_compares_parsed_json():
         json_body(_R(b'{"a": 1}'), _R(b'{"a": 2}'))
     with pytest.raises(AssertionError):
         json_body(_R(b"x"), _R(b"y"))
+
+
+def test_a_mode_says_what_it_implies_and_the_runtime_answers_for_it(demo_catalog, tmp_path):
+    assert [m for m in Mode if m.offline] == [Mode.REPLAY]
+    assert [m for m in Mode if m.concurrent] == [Mode.LIVE]
+    assert [m for m in Mode if not m.uses_cassette] == [Mode.LIVE]
+    assert all(m.can_restart is not m.offline for m in Mode)
+    replay = Runtime(demo_catalog, mode="replay", cassette=tmp_path / "c.yaml", apps={})
+    live = Runtime(demo_catalog, mode="live", apps={})
+    assert (replay.offline, replay.can_restart) == (True, False)
+    assert (live.offline, live.can_restart) == (False, True)
+
+
+def test_a_time_relative_to_the_run_replays_as_recorded_days_later(demo_catalog, tmp_path,
+                                                                    monkeypatch):
+    from toolbed.apis import Step
+    from toolbed.connectors import run_steps
+
+    tomorrow = Step(api="demo.create_item", args={"tags": ["reminder"]},
+                    bind={"title": "join('', ['standup ', iso(at(`1`, '09:00'))])"})
+    path = tmp_path / "run.yaml"
+    with Runtime(demo_catalog, mode="record", cassette=path, env={"DEMO_API_KEY": KEY},
+                 transport=httpx.MockTransport(server)) as rt:
+        [recorded] = run_steps(rt, None, [tomorrow])
+    title = recorded.args["title"]
+    assert title.startswith("standup ") and title.endswith("T09:00:00Z")
+    assert f"toolbed_clock: {rt.clock}" in path.read_text()
+
+    real = __import__("time").time
+    monkeypatch.setattr("time.time", lambda: real() + 3 * 86400)     # three days on
+    with Runtime(demo_catalog, mode="replay", cassette=path, env={},
+                 transport=httpx.MockTransport(offline)) as rt:
+        [replayed] = run_steps(rt, None, [tomorrow])
+    assert replayed.args["title"] == title and replayed.observation.ok
+    with Runtime(demo_catalog, mode="live", env={"DEMO_API_KEY": KEY},
+                 transport=httpx.MockTransport(server)) as rt:
+        [live] = run_steps(rt, None, [tomorrow])
+    assert live.args["title"] != title          # a live run is three days later

@@ -5,6 +5,9 @@ The oracle's live and replayed runs of every task are in test_oracle_runs.py.
 
 from __future__ import annotations
 
+import json
+import re
+import time
 from collections import Counter
 from pathlib import Path
 
@@ -72,6 +75,21 @@ def test_splits_follow_the_rule_and_test_holds_apis_train_never_shows(suite: Tas
 def test_no_query_paraphrases_one_in_another_split(suite: TaskSuite) -> None:
     pairs = near_duplicates(list(suite))
     assert pairs == [], [(p.first, p.second, p.similarity) for p in pairs[:10]]
+
+
+def test_no_task_carries_a_moment_that_will_pass(suite: TaskSuite) -> None:
+    """A time in seconds since the epoch that lies ahead ("schedule it for 4 January
+    2027") breaks the task the day it passes: a chain binds it relative to the run's
+    clock instead (``at(`1`, '09:00')``), which a recording keeps for its replay."""
+    now = time.time()
+    ahead = []
+    for task in suite:
+        steps = [*task.chain, *(task.answer.state if task.answer.type == "operational" else [])]
+        for step in steps:
+            text = json.dumps([step.args, getattr(step, "expect", None)])
+            ahead += [(task.id, n) for n in re.findall(r"\b1[7-9]\d{8}(?:\.\d+)?\b", text)
+                      if float(n) > now]
+    assert ahead == [], f"bind these with at(days, 'HH:MM') instead: {ahead}"
 
 
 def test_the_readme_task_table_is_the_suite_s(tmp_path: Path) -> None:
