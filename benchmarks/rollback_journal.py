@@ -22,7 +22,8 @@ import time
 from pathlib import Path
 
 from toolbed.apis import CATALOG_DIR, load_catalog
-from toolbed.connectors import Runtime, launch
+from toolbed.connectors import Runtime
+from toolbed.launchers import launch
 from toolbed.rollback import Journal, RollbackScope, Status
 
 

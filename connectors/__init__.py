@@ -1,10 +1,11 @@
 """The runtime that turns a catalog entry into a call: validation, request building,
 auth from env, httpx with retries, cassettes (live | record | replay), observations,
-agent tool adapters, and the launchers of the self-hosted apps.
+agent tool adapters, and the records of the self-hosted apps that are running (which
+``toolbed.launchers`` starts and stops).
 
-    >>> from toolbed.connectors import Runtime, launch
-    >>> with launch("kinto") as kinto, Runtime(apps={"kinto": kinto}) as rt:
-    ...     rt.call("kinto.server_info").status
+    >>> from toolbed.connectors import Runtime
+    >>> with Runtime(mode="replay", cassette="cassettes/exercise/kinto.yaml") as rt:
+    ...     rt.call("kinto.get_server_info").status
     200
 """
 
@@ -24,10 +25,20 @@ if TYPE_CHECKING:
     from ._redact import Redactor
     from ._request import build_request, validate_args
     from ._retry import RetryPolicy
-    from ._running import RunningApp, process_alive, process_started, running_apps
+    from ._running import (
+        RunningApp,
+        damaged_records,
+        forget_running,
+        own,
+        process_alive,
+        process_started,
+        reap_orphans,
+        running_apps,
+        save_running,
+        stop_app,
+    )
     from ._runtime import AGENT_ERRORS, Caller, Runtime
     from ._tools import api_id_of, langchain_tool, langchain_tools, openai_tool, tool_name
-    from .launchers import get_launcher, launch, launcher_names, restart_app
 
 __getattr__, __dir__ = _attach(__name__, __file__)
 
@@ -52,22 +63,24 @@ __all__ = [
     "built_request",
     "canonical_origin",
     "check_live",
+    "damaged_records",
     "evaluate",
-    "get_launcher",
+    "forget_running",
     "json_body",
     "langchain_tool",
     "langchain_tools",
-    "launch",
-    "launcher_names",
-    "restart_app",
     "openai_tool",
+    "own",
     "parse_mode",
     "process_alive",
     "process_started",
+    "reap_orphans",
     "request_mismatches",
     "run_exercise",
     "run_steps",
     "running_apps",
+    "save_running",
+    "stop_app",
     "tool_name",
     "validate_args",
 ]

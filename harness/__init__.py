@@ -11,19 +11,8 @@ the scoring. The tasks themselves are ``toolbed.tasks``.
         assert run.ok, run.summary()
 """
 
-from ._agents import (
-    REACT_PROMPT,
-    SYSTEM_PROMPT,
-    Agent,
-    LangChainAgent,
-    OracleAgent,
-    ReactAgent,
-    ScriptedChatModel,
-    chat_model,
-)
-from ._embedded import DEFAULT_GGUF, EmbeddedChatModel, default_model_path
+from ._evaluation import Evaluation, default_run_dir
 from ._oracle import TaskRun, check_state, run_oracle, truthy
-from ._react import ReactFormatError, ReactStep, parse_react
 from ._report import (
     html_report,
     load_results,
@@ -34,18 +23,40 @@ from ._report import (
 )
 from ._runlog import FORMAT, ResultRow, RunLog, RunSpec
 from ._runner import TOOL_CHOICES, Runner, TaskResult, offered_tools
-from ._score import (
+from ._stepwise import StepCase, run_stepwise, step_cases, step_means
+from ._trajectory import Call, ToolBox, Trajectory
+from .agents import (
+    DEFAULT_GGUF,
+    REACT_PROMPT,
+    SYSTEM_PROMPT,
+    Agent,
+    AgentOptions,
+    EmbeddedChatModel,
+    LangChainAgent,
+    OracleAgent,
+    ReactAgent,
+    ReactFormatError,
+    ReactStep,
+    ScriptedChatModel,
+    chat_model,
+    default_model_path,
+    make_agent,
+    parse_react,
+)
+from .scoring import (
+    OPEN_PASS,
+    Reference,
+    TaskScore,
     answer_matches,
     filled_references,
+    gold_calls,
     mentions,
     normalise,
     numbers_in,
     render,
     same_value,
+    score_run,
 )
-from ._scoring import OPEN_PASS, Reference, TaskScore, gold_calls, score_run
-from ._stepwise import StepCase, run_stepwise, step_cases
-from ._trajectory import Call, ToolBox, Trajectory
 
 __all__ = [
     "FORMAT",
@@ -58,8 +69,10 @@ __all__ = [
     "SYSTEM_PROMPT",
     "TOOL_CHOICES",
     "Agent",
+    "AgentOptions",
     "Call",
     "EmbeddedChatModel",
+    "Evaluation",
     "LangChainAgent",
     "OracleAgent",
     "ReactAgent",
@@ -79,9 +92,11 @@ __all__ = [
     "chat_model",
     "check_state",
     "default_model_path",
+    "default_run_dir",
     "gold_calls",
     "html_report",
     "load_results",
+    "make_agent",
     "markdown",
     "mentions",
     "normalise",
@@ -95,6 +110,7 @@ __all__ = [
     "same_value",
     "score_run",
     "step_cases",
+    "step_means",
     "summarize",
     "truthy",
     "write_report",

@@ -20,7 +20,6 @@ from jmespath.exceptions import JMESPathError
 
 from toolbed.connectors import (
     Caller,
-    Mode,
     RunningApp,
     Runtime,
     StepResult,
@@ -31,7 +30,7 @@ from toolbed.errors import TaskError
 from toolbed.rollback import Journal, RollbackReport, RollbackScope, Snapshot, diff, snapshot
 from toolbed.tasks._task import StateCheck, Task
 
-from ._score import answer_matches, filled_references, mentions, render, same_value
+from .scoring import answer_matches, filled_references, mentions, render, same_value
 
 __all__ = ["GOLD_CAP", "TaskRun", "check_state", "run_oracle", "truthy"]
 
@@ -97,7 +96,7 @@ def run_oracle(
     catalog = runtime.catalog
     writes = any(catalog.api(s.api).effect == "write" for s in task.chain)
     run = TaskRun(task)
-    if task.reset and restart is None and runtime.mode is not Mode.REPLAY:
+    if task.reset and restart is None and runtime.can_restart:
         raise TaskError(f"task {task.id} restarts its apps afterwards; run it where toolbed "
                         "can restart them (`toolbed tasks validate --live` does)")
     # the gold chain reads whole answers: the size cap protects an agent's context, and a
@@ -135,7 +134,7 @@ def _run(runtime: Runtime, task: Task, journal: Journal | None,
     if run.report is not None and not run.report.clean:
         run.problems.append(run.report.summary())
     for app, state in before.items():
-        if restart is not None and runtime.mode is not Mode.REPLAY:
+        if restart is not None and runtime.can_restart:
             runtime.apps[app] = restart(runtime.apps[app])
         for change in diff(state, _probe(runtime, app)):
             run.problems.append(f"after the restart: {change}")

@@ -6,6 +6,12 @@
 (``results.jsonl``, ``summary.json``, ``summary.md`` and ``report.html`` are reports
 made from these two by ``_report.py``; they can always be rewritten.)
 
+A step-by-step run (T-Eval / GTA mode: nothing is executed, each next step is scored
+against the gold one) writes instead:
+
+    <run dir>/steps.jsonl   one object of scores per task
+    <run dir>/steps.json    the run's agent, mode, tools, task count and mean scores
+
 The format has a version, ``FORMAT``. A folder written by another version, one with
 results but no run.json (toolbed before the version existed), or a run.json that is
 not toolbed's, is refused with one error that says what it is and what to do, before
@@ -129,6 +135,16 @@ class RunLog:
         self.spec()                          # raises for a folder of another format
         self.run_dir.mkdir(parents=True, exist_ok=True)
         self._spec_path.write_text(spec.model_dump_json(indent=2) + "\n", encoding="utf-8")
+
+    # -- step by step ------------------------------------------------------------------
+
+    def write_steps(self, rows: list[dict[str, Any]], summary: dict[str, Any]) -> None:
+        """A step-by-step run's rows and summary (they replace an earlier one's)."""
+        self.run_dir.mkdir(parents=True, exist_ok=True)
+        with (self.run_dir / "steps.jsonl").open("w", encoding="utf-8") as out:
+            out.writelines(json.dumps(r) + "\n" for r in rows)
+        (self.run_dir / "steps.json").write_text(json.dumps(summary, indent=2) + "\n",
+                                                  encoding="utf-8")
 
     # -- the rows ---------------------------------------------------------------------
 

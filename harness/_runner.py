@@ -39,13 +39,12 @@ from toolbed.rollback import RollbackScope
 from toolbed.tasks._suite import TASK_CASSETTES, task_cassette
 from toolbed.tasks._task import Task
 
-from ._agents import Agent
 from ._oracle import TaskRun, check_state, run_oracle
 from ._runlog import ResultRow, RunLog, RunSpec
-from ._score import filled_references
-from ._scoring import Reference, score_run
 from ._trajectory import Call, ToolBox, Trajectory
+from .agents import Agent
 from .metrics import Judge
+from .scoring import Reference, filled_references, score_run
 
 __all__ = ["SCOPES", "TOOL_CHOICES", "Runner", "TaskResult", "offered_tools"]
 
@@ -131,7 +130,7 @@ class Runner:
         self.tools, self.k, self.trials = tools, k, trials
         self.oracle = agent.name == "oracle"
         # the oracle replays the suite's cassettes; every recording goes into the run
-        default = TASK_CASSETTES if self.oracle and self.mode is Mode.REPLAY \
+        default = TASK_CASSETTES if self.oracle and self.mode.offline \
             else self.run_dir / "cassettes"
         self.cassettes = Path(cassettes) if cassettes else default
         self.apps, self.index, self.restart = apps, index, restart
@@ -161,7 +160,7 @@ class Runner:
         With ``workers`` > 1 (live mode only) tasks run in threads, but never two that
         touch the same app at once: each task's writes are rolled back in its own scope,
         and no other task can see them meanwhile."""
-        if workers > 1 and self.mode is not Mode.LIVE:
+        if workers > 1 and not self.mode.concurrent:
             raise TaskError(f"--workers {workers} needs --mode live: cassettes are recorded "
                             "and replayed by patching httpx for the whole process; record or "
                             "replay with --workers 1")
@@ -206,7 +205,7 @@ class Runner:
     # -- one task ---------------------------------------------------------------------
 
     def cassette(self, task: Task, trial: int) -> Path | None:
-        if self.mode is Mode.LIVE:
+        if not self.mode.uses_cassette:
             return None
         if self.oracle:
             return task_cassette(task, self.cassettes)
@@ -268,7 +267,7 @@ class Runner:
         return []
 
     def _restart(self) -> Callable[[RunningApp], RunningApp] | None:
-        return self.restart if self.mode is not Mode.REPLAY else None
+        return self.restart if self.mode.can_restart else None
 
     def _oracle(self, runtime: Runtime, task: Task) -> tuple[Trajectory, Reference, list[str]]:
         run = run_oracle(runtime, task, restart=self._restart())
@@ -311,7 +310,7 @@ class Runner:
             problems += self._judge(task, trajectory, reference)     # in the task's cassette
         if scope.report is not None and not scope.report.clean:
             problems.append(scope.report.summary())
-        if task.reset and self.restart is not None and self.mode is not Mode.REPLAY:
+        if task.reset and self.restart is not None and runtime.can_restart:
             for app in task.apps:
                 runtime.apps[app] = self.restart(runtime.apps[app])
         return trajectory, reference, problems

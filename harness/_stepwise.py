@@ -40,11 +40,9 @@ from toolbed.connectors import Mode, Runtime, StepResult, api_id_of, openai_tool
 from toolbed.tasks._suite import TASK_CASSETTES, task_cassette
 from toolbed.tasks._task import Task
 
-from ._agents import SYSTEM_PROMPT, _text
 from ._oracle import TaskRun, run_oracle
 from ._runner import offered_tools
-from ._score import answer_matches, filled_references
-from ._scoring import OPEN_PASS
+from .agents._agents import SYSTEM_PROMPT, _text
 from .metrics import (
     StepPrediction,
     canonical,
@@ -55,9 +53,10 @@ from .metrics import (
     review_class,
     step_metrics,
 )
+from .scoring import OPEN_PASS, answer_matches, filled_references
 
 __all__ = ["PLAN_PROMPT", "REVIEW_PROMPT", "STEP_PROMPT", "StepCase",
-           "run_stepwise", "step_cases"]
+           "run_stepwise", "step_cases", "step_means"]
 
 STEP_PROMPT = SYSTEM_PROMPT + " With each tool call, say in one sentence what the call is for."
 
@@ -142,6 +141,12 @@ def _prediction(case: StepCase, reply: AIMessage | None,
     else:
         right = False
     return StepPrediction(gold_tool, gold_args, answer_right=right)
+
+
+def step_means(rows: Sequence[dict[str, Any]]) -> dict[str, float]:
+    """Each metric's mean over the rows of ``run_stepwise``."""
+    names = [n for n in rows[0] if n not in ("task", "type", "scenario")] if rows else []
+    return {n: round(sum(r[n] for r in rows) / len(rows), 4) for n in names}
 
 
 def run_stepwise(

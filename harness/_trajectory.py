@@ -74,31 +74,50 @@ class ToolBox:
 
     def observe(self, api_id: str, args: Mapping[str, Any] | None = None) -> Observation:
         """Call an offered API; anything else is an error observation, and no request."""
-        raw = {} if args is None else args
-        kept: dict[str, Any] = _recordable(dict(raw)) if isinstance(raw, Mapping) else {}
-        resolved = self.resolve(api_id)
-        if resolved is None:
-            obs = Observation(api=api_id, error=CallError(
-                type="UnknownTool", message=f"{api_id!r} is not one of the tools offered; "
-                "call one of: " + ", ".join(self.offered)))
-            self.trajectory.calls.append(Call(api=api_id, args=kept, valid=False,
-                                              error=obs.error.message if obs.error else None))
-            return obs
-        obs = self.caller.observe(resolved, raw)
-        self.trajectory.calls.append(Call(
-            api=resolved, args=kept, status=obs.status, ok=obs.ok,
-            error=obs.error.message if obs.error else None))
-        return obs
+        resolved, raw, kept, refused = self._check(api_id, args)
+        if refused is not None:
+            return refused
+        return self._record(resolved, kept, self.caller.observe(resolved, raw))
+
+    async def aobserve(self, api_id: str, args: Mapping[str, Any] | None = None
+                       ) -> Observation:
+        """``observe`` for asyncio: the call awaits the caller's own async path."""
+        resolved, raw, kept, refused = self._check(api_id, args)
+        if refused is not None:
+            return refused
+        return self._record(resolved, kept, await self.caller.aobserve(resolved, raw))
 
     def call(self, api_id: str, args: Mapping[str, Any] | None = None) -> Observation:
         return self.observe(api_id, args)
 
     async def acall(self, api_id: str, args: Mapping[str, Any] | None = None) -> Observation:
-        return self.observe(api_id, args)
+        return await self.aobserve(api_id, args)
 
-    async def aobserve(self, api_id: str, args: Mapping[str, Any] | None = None
-                       ) -> Observation:
-        return self.observe(api_id, args)
+    def _check(self, api_id: str, args: Mapping[str, Any] | None
+               ) -> tuple[str, Any, dict[str, Any], Observation | None]:
+        """The offered API ``api_id`` names, the arguments as sent and as the trajectory
+        keeps them, and for a tool that was not offered the error observation (recorded)."""
+        raw = {} if args is None else args
+        kept = _kept(raw)
+        resolved = self.resolve(api_id)
+        if resolved is not None:
+            return resolved, raw, kept, None
+        obs = Observation(api=api_id, error=CallError(
+            type="UnknownTool", message=f"{api_id!r} is not one of the tools offered; "
+            "call one of: " + ", ".join(self.offered)))
+        self.trajectory.calls.append(Call(api=api_id, args=kept, valid=False,
+                                          error=obs.error.message if obs.error else None))
+        return api_id, raw, kept, obs
+
+    def _record(self, api: str, kept: dict[str, Any], obs: Observation) -> Observation:
+        self.trajectory.calls.append(Call(
+            api=api, args=kept, status=obs.status, ok=obs.ok,
+            error=obs.error.message if obs.error else None))
+        return obs
+
+
+def _kept(raw: Any) -> dict[str, Any]:
+    return _recordable(dict(raw)) if isinstance(raw, Mapping) else {}
 
 
 def _recordable(value: Any, depth: int = 0) -> Any:

@@ -57,7 +57,7 @@ def _recover(runtime: Runtime, journal: Journal, run_id: str | None, include_liv
              policy: UndoPolicy | None) -> list[Entry]:
     done = []
     for entry in reversed(open_entries(journal, run_id=run_id, include_live=include_live)):
-        if entry.mode == Mode.REPLAY.value and runtime.mode is not Mode.REPLAY:
+        if Mode(entry.mode).offline and not runtime.offline:
             journal.update(entry.seq, Status.NOOP, error="journalled in replay: nothing was sent")
             done.append(journal.get(entry.seq))
             continue

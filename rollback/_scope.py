@@ -28,7 +28,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from toolbed.apis import Api, Catalog
-from toolbed.connectors import AGENT_ERRORS, Mode, Observation, Runtime
+from toolbed.connectors import AGENT_ERRORS, Observation, Runtime
 from toolbed.errors import ArgumentError, CassetteError, IrreversibleWriteError, ToolbedError
 
 from ._journal import OPEN, Entry, Journal, Status
@@ -107,7 +107,7 @@ class RollbackScope:
     ):
         self.runtime = runtime
         if journal is None:
-            journal = Journal(":memory:" if runtime.mode is Mode.REPLAY else None)
+            journal = Journal(":memory:" if runtime.offline else None)
         self.journal = journal
         self.run_id = run_id or uuid.uuid4().hex[:12]
         self.task_id = task_id
@@ -171,7 +171,7 @@ class RollbackScope:
 
     def _write(self, api: Api, args: Mapping[str, Any]) -> Observation:
         rt = self.runtime
-        rt.prepare(api, args)  # a bad argument is refused before anything is journalled
+        request = rt.prepare(api, args)  # bad arguments are refused before any journal row
         args = dict(args)
         safe_args = rt.redactor.data(args)
         if api.undo is None:
@@ -181,7 +181,7 @@ class RollbackScope:
                     "Allow it with --allow-irreversible (allow_irreversible=True)"
                 )
             seq = self._begin(api, safe_args, status=Status.IRREVERSIBLE)
-            obs = rt.call(api.id, args)
+            obs = rt.send(api, request)
             self.journal.update(seq, Status.IRREVERSIBLE, http_status=obs.status,
                                 response=obs.bindable())
             return obs
@@ -195,7 +195,7 @@ class RollbackScope:
                 compensation = None  # e.g. nothing to restore; bound again after the answer
         seq = self._begin(api, safe_args, before=before, compensation=compensation)
         try:
-            obs = rt.call(api.id, args)
+            obs = rt.send(api, request)
         except CassetteError as exc:
             self.journal.update(seq, Status.NOOP, error=f"not sent: {exc}")
             raise
@@ -211,8 +211,7 @@ class RollbackScope:
         return self.journal.begin(
             run_id=self.run_id, task_id=self.task_id, app=api.app, api=api.id,
             mode=self.runtime.mode.value, args=args,
-            instance=running.data_dir if running and self.runtime.mode is not Mode.REPLAY
-            else None,
+            instance=running.data_dir if running and not self.runtime.offline else None,
             **fields,
         )
 
@@ -290,7 +289,7 @@ class RollbackScope:
         recording, since ``until`` sees the recorded answers, but without the pauses.
         """
         deadline = time.monotonic() + self.catalog.app(app).settle
-        pause = 0.0 if self.runtime.mode is Mode.REPLAY else 0.1
+        pause = 0.0 if self.runtime.offline else 0.1
         now = self._probe(app)
         while not until(now) and (left := deadline - time.monotonic()) > 0:
             time.sleep(min(pause, left))

@@ -18,14 +18,8 @@ from contextlib import ExitStack
 import pytest
 
 from toolbed.apis import App, Catalog, load_catalog
-from toolbed.connectors import (
-    RunningApp,
-    get_launcher,
-    launch,
-    launcher_names,
-    restart_app,
-)
-from toolbed.connectors.launchers import Launcher, stop_app
+from toolbed.connectors import RunningApp, stop_app
+from toolbed.launchers import Launcher, get_launcher, launch, launcher_names, restart_app
 
 LIVE_FIXTURES = frozenset({"kinto", "radicale", "pool", "fresh_apps", "chroma_server"})
 """The fixtures that start apps or servers (here and in the packages' conftest)."""

@@ -11,7 +11,7 @@ import pytest
 from typer.testing import CliRunner
 
 from toolbed.cli import app
-from toolbed.connectors.launchers import process_alive
+from toolbed.connectors import process_alive
 from toolbed.paths import home_dir
 
 runner = CliRunner()
@@ -171,7 +171,7 @@ def test_a_damaged_run_record_is_reported_and_no_second_instance_is_started(isol
 def test_apps_a_killed_command_started_are_stopped_by_the_next_command(isolated_home):
     child = subprocess.Popen([sys.executable, "-c", (
         "import json, sys, time\n"
-        "from toolbed.connectors.launchers import get_launcher, own\n"
+        "from toolbed.connectors import own\nfrom toolbed.launchers import get_launcher\n"
         "app = own(get_launcher('kinto').start())\n"
         "print(json.dumps({'pid': app.pid, 'data': app.data_dir}), flush=True)\n"
         "time.sleep(120)\n")], stdout=subprocess.PIPE, text=True)

@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from toolbed.connectors import Runtime, launcher_names, run_exercise
+from toolbed.connectors import Runtime, run_exercise
+from toolbed.launchers import launcher_names
 
 CASSETTES = Path(__file__).resolve().parent.parent / "cassettes"
 

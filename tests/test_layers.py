@@ -2,8 +2,8 @@
 
     toolbed.errors, .paths, .registry, ._lazy     the ground floor
     apis                                          the catalog
-    connectors (launchers inside)                 the call path and the apps' processes
-    rollback, retriever                           beside each other, on connectors
+    connectors                                    the call path, and the running apps' records
+    launchers, rollback, retriever                beside each other, on connectors
     tasks                                         the task suite: format, loader, splits
     harness                                       agents, runner, scoring
     cli                                           commands over all of it
@@ -26,12 +26,13 @@ LAYERS = {
     "toolbed.errors": 0, "toolbed.paths": 0, "toolbed.registry": 0, "toolbed._lazy": 0,
     "toolbed.apis": 1,
     "toolbed.connectors": 2,
-    "toolbed.rollback": 3, "toolbed.retriever": 3,
+    "toolbed.launchers": 3, "toolbed.rollback": 3, "toolbed.retriever": 3,
     "toolbed.tasks": 4,
     "toolbed.harness": 5,
     "toolbed.cli": 6,
 }
 FOLDERS = {"toolbed.apis": "apis", "toolbed.connectors": "connectors",
+           "toolbed.launchers": "launchers",
            "toolbed.rollback": "rollback", "toolbed.retriever": "retriever",
            "toolbed.tasks": "tasks", "toolbed.harness": "harness", "toolbed.cli": "toolbed/cli"}
 

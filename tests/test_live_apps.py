@@ -12,7 +12,8 @@ from contextlib import ExitStack
 
 import pytest
 
-from toolbed.connectors import Runtime, launch, launcher_names, run_exercise
+from toolbed.connectors import Runtime, run_exercise
+from toolbed.launchers import launch, launcher_names
 
 pytestmark = pytest.mark.live
 

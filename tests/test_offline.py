@@ -8,7 +8,7 @@ import socket
 import httpx
 import pytest
 
-from toolbed.connectors import get_launcher
+from toolbed.launchers import get_launcher
 
 
 def test_a_test_not_marked_live_cannot_start_an_app(catalog):

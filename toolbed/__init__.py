@@ -7,8 +7,8 @@
     200
 
 The parts live in their own packages: ``toolbed.apis`` (the catalog),
-``toolbed.connectors`` (runtime, cassettes, launchers, agent tools); errors are in
-``toolbed.errors``.
+``toolbed.connectors`` (runtime, cassettes, agent tools), ``toolbed.launchers`` (the
+self-hosted apps' processes); errors are in ``toolbed.errors``.
 """
 
 from __future__ import annotations
@@ -26,11 +26,11 @@ if TYPE_CHECKING:
         RunningApp,
         Runtime,
         langchain_tools,
-        launch,
         openai_tool,
         run_exercise,
     )
     from toolbed.errors import ToolbedError
+    from toolbed.launchers import launch
 
 __getattr__, __dir__ = _attach(__name__, __file__)
 

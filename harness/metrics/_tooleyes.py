@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from .._react import ReactFormatError, parse_react
+from ..agents._react import ReactFormatError, parse_react
 
 __all__ = ["format_alignment", "tool_reality"]
 

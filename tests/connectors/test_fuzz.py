@@ -24,9 +24,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from toolbed.apis import Api, Catalog
-from toolbed.connectors import Runtime
+from toolbed.connectors import RunningApp, Runtime
 from toolbed.connectors._request import build_request
-from toolbed.connectors.launchers import RunningApp
 from toolbed.errors import ToolbedError
 
 EXAMPLES = 5000

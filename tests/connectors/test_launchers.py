@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from toolbed.connectors import RunningApp, Runtime, get_launcher, restart_app
-from toolbed.connectors.launchers import free_port, running_apps, stop_app
+from toolbed.connectors import RunningApp, Runtime, running_apps, stop_app
 from toolbed.errors import AppError, AppNotInstalledError, AppStartError
+from toolbed.launchers import free_port, get_launcher, restart_app
 
 pytestmark = pytest.mark.live
 

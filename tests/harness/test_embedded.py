@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 
 from toolbed.cli import app as cli
 from toolbed.harness import EmbeddedChatModel, default_model_path
-from toolbed.harness._embedded import VALUE_CHARS, reply_schema, to_chat, to_message
+from toolbed.harness.agents._embedded import VALUE_CHARS, reply_schema, to_chat, to_message
 from toolbed.tasks import load_tasks
 
 LIST_RECORDS = {

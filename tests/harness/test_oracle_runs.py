@@ -3,7 +3,8 @@
 Live, this is `toolbed tasks validate --live` in CI: each gold chain runs against the
 real app, its reference is checked against what the app returned, every write is
 undone and the app's state is verified as before. From the cassette, it runs with
-the network blocked and must score 100%, real-time answers extracted from the
+the network blocked through the runner `toolbed eval` uses, and must succeed with
+every metric at 1.0 and no error counted, real-time answers extracted from the
 replayed observations. A task that fails here is a bug in the task, to be fixed.
 """
 
@@ -13,8 +14,8 @@ import pytest
 
 from toolbed.apis import Catalog
 from toolbed.connectors import Mode, Runtime
-from toolbed.harness import run_oracle
-from toolbed.tasks import load_tasks, task_cassette
+from toolbed.harness import OracleAgent, Runner, run_oracle
+from toolbed.tasks import load_tasks
 
 from ..conftest import AppPool
 
@@ -30,11 +31,15 @@ def test_task_passes_live(task_id: str, catalog: Catalog, pool: AppPool) -> None
     assert run.ok, run.summary()
 
 
+@pytest.fixture(scope="module")
+def replayer(catalog: Catalog, tmp_path_factory: pytest.TempPathFactory) -> Runner:
+    return Runner(catalog, OracleAgent(), tmp_path_factory.mktemp("oracle"), Mode.REPLAY)
+
+
 @pytest.mark.usefixtures("no_network")
 @pytest.mark.parametrize("task_id", [t.id for t in SUITE if t.verified])
-def test_task_replays_offline_and_scores_100(task_id: str, catalog: Catalog) -> None:
-    task = SUITE.task(task_id)
-    with Runtime(catalog, mode=Mode.REPLAY, cassette=task_cassette(task)) as runtime:
-        run = run_oracle(runtime, task)
-    assert run.ok, run.summary()
-    assert run.passed
+def test_task_replays_offline_and_scores_100(task_id: str, replayer: Runner) -> None:
+    result = replayer.run_one(SUITE.task(task_id))
+    assert result.success and result.problems == [], result.problems
+    assert set(result.scores.values()) == {1.0}, result.scores
+    assert not any(result.errors.values()), result.errors

@@ -15,8 +15,7 @@ from typer.testing import CliRunner
 
 from toolbed.apis import Catalog
 from toolbed.cli import app as cli
-from toolbed.connectors import Runtime
-from toolbed.connectors.launchers import save_running
+from toolbed.connectors import Runtime, save_running
 from toolbed.errors import TaskError
 from toolbed.harness import run_oracle
 from toolbed.tasks import Task, TaskSuite, load_tasks

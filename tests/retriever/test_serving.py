@@ -17,8 +17,8 @@ from typer.testing import CliRunner
 from toolbed.apis import Catalog
 from toolbed.cli import app as cli
 from toolbed.connectors import Runtime, tool_name
-from toolbed.connectors.launchers import free_port
 from toolbed.errors import RetrieverError
+from toolbed.launchers import free_port
 from toolbed.retriever import ToolIndex, ToolRetriever, ToolSelector, tool_documents
 
 

@@ -14,8 +14,7 @@ from pathlib import Path
 import pytest
 
 from toolbed.apis import Catalog
-from toolbed.connectors import RunningApp
-from toolbed.connectors.launchers import save_running
+from toolbed.connectors import RunningApp, save_running
 from toolbed.rollback import Journal
 
 from ..conftest import AppPool

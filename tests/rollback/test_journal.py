@@ -15,8 +15,7 @@ import pytest
 from typer.testing import CliRunner
 
 from toolbed.cli import app as cli
-from toolbed.connectors import Runtime
-from toolbed.connectors.launchers import process_started
+from toolbed.connectors import Runtime, process_started
 from toolbed.errors import JournalError
 from toolbed.rollback import Journal, Status, open_entries, recover
 

@@ -13,19 +13,15 @@ from toolbed.apis import load_catalog
 from toolbed.connectors import (
     Runtime,
     StepResult,
-    get_launcher,
-    launcher_names,
-    run_exercise,
-    running_apps,
-)
-from toolbed.connectors.launchers import (
-    Launcher,
     damaged_records,
     forget_running,
+    run_exercise,
+    running_apps,
     save_running,
     stop_app,
 )
 from toolbed.errors import ToolbedError
+from toolbed.launchers import Launcher, get_launcher, launcher_names
 from toolbed.rollback import RollbackReport, RollbackScope
 
 from ._output import CassetteOpt, JsonOpt, ModeOpt, console, print_json, table

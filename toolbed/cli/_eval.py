@@ -3,9 +3,7 @@ and read what runs scored."""
 
 from __future__ import annotations
 
-import json
 import random
-import time
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -13,63 +11,31 @@ import typer
 from rich.progress import Progress
 
 from toolbed.apis import Catalog
-from toolbed.connectors import Mode, RunningApp, get_launcher, parse_mode, restart_app, running_apps
-from toolbed.connectors.launchers import forget_running, own, stop_app
-from toolbed.errors import AgentError, AppError, TaskError
+from toolbed.connectors import Mode, parse_mode
+from toolbed.errors import TaskError
 from toolbed.harness import (
     TOOL_CHOICES,
     Agent,
-    EmbeddedChatModel,
-    LangChainAgent,
-    OracleAgent,
-    ReactAgent,
+    AgentOptions,
+    Evaluation,
     RunLog,
-    Runner,
-    RunSpec,
     chat_model,
+    default_run_dir,
     load_results,
+    make_agent,
     markdown,
-    offered_tools,
     plot_runs,
     run_stepwise,
+    step_means,
     summarize,
     write_report,
 )
 from toolbed.harness.metrics import embedding_similarity, llm_judge
-from toolbed.paths import home_dir
 from toolbed.retriever import model_name
 from toolbed.tasks import Task
 
 from ._output import JsonOpt, console, print_json, table
-from ._tasks import AppsOpt, SplitOpt, TasksOpt, TierOpt, TypesOpt, _restart, _select
-
-AGENTS = ("embedded", "langchain", "react", "oracle")
-
-
-def _agent(agent: str | None, model: str | None, base_url: str | None,
-           api_key_env: str | None, temperature: float, max_steps: int | None,
-           observation_cap: int | None, strict_parse: bool) -> tuple[Agent, str | None]:
-    """The agent to run, and the name of its model for the run's metadata."""
-    if agent not in (None, *AGENTS):
-        raise AgentError(f"--agent {agent!r}: choose one of {', '.join(AGENTS)}")
-    if agent == "oracle":
-        return OracleAgent(), None
-    if agent == "embedded" or (agent is None and not model):
-        embedded = EmbeddedChatModel(model_path=model, temperature=temperature)
-        embedded.load()                   # a missing file or package fails here, clearly
-        # a 135M model loops rather than recovers, and reads a short result best
-        return LangChainAgent(embedded, max_steps or 4, observation_cap or 1500), \
-            embedded.name_
-    if not model:
-        raise AgentError(f"--agent {agent} needs --model PROVIDER:NAME (e.g. "
-                         "openai:gpt-4o-mini, with its key in the environment) or --base-url "
-                         "URL --model NAME for an OpenAI-compatible server (vLLM, Ollama, "
-                         "llama.cpp)")
-    chat = chat_model(model, base_url, api_key_env, temperature)
-    if agent == "react":
-        return ReactAgent(chat, max_steps or 12, observation_cap or 6000,
-                          strict=strict_parse), model
-    return LangChainAgent(chat, max_steps or 12, observation_cap or 6000), model
+from ._tasks import AppsOpt, SplitOpt, TasksOpt, TierOpt, TypesOpt, _select
 
 
 def _tool_index(retriever_model: str | None, off: list[str] | None) -> Any:
@@ -89,7 +55,7 @@ def eval_(
     agent: Annotated[str | None, typer.Option(
         help="embedded (SmolLM2-135M on the CPU; the default without --model), langchain "
         "(native tool calling; the default with --model), react (the Thought / Action text "
-        "protocol) or oracle (the gold chains).")] = None,
+        "protocol), oracle (the gold chains), or any agent a plugin registers.")] = None,
     model: Annotated[str | None, typer.Option(
         help="provider:model for LangChain's init_chat_model, the model name at --base-url, "
         "or (embedded) a GGUF file.")] = None,
@@ -152,8 +118,9 @@ def eval_(
     With no options: the embedded default model (SmolLM2-135M on the CPU), live, on the
     self-hosted test split with the retriever's top 5 tools, on apps it starts if they
     are not running (and stops after)."""
-    chosen_agent, model_label = _agent(agent, model, base_url, api_key_env, temperature, max_steps,
-                          observation_cap, strict_parse)
+    chosen_agent = make_agent(agent, AgentOptions(
+        model=model, base_url=base_url, api_key_env=api_key_env, temperature=temperature,
+        max_steps=max_steps, observation_cap=observation_cap, strict_parse=strict_parse))
     run_mode = parse_mode(mode)
     judge_fn = llm_judge(chat_model(judge, judge_base_url, judge_api_key_env)) if judge else None
     suite, chosen = _select(tasks, app_, type_, split or ["test"], None, tier)
@@ -164,71 +131,31 @@ def eval_(
     if not chosen:
         raise TaskError("no task matches these filters (`toolbed tasks list` shows them)")
     tools = tools or ("gold" if step_by_step else "retriever")
-    if chosen_agent.name == "oracle":
-        tools = "gold"                  # the oracle runs each task's gold chain, nothing else
-    index = _tool_index(retriever_model, retriever_off) \
-        if tools == "retriever" and chosen_agent.name != "oracle" and not step_by_step else None
-    run_dir = run_dir or home_dir() / "runs" / (
-        f"{chosen_agent.name}-{time.strftime('%Y%m%d-%H%M%S')}")
+    run_dir = run_dir or default_run_dir(chosen_agent)
     if step_by_step:
         _step_by_step(chosen_agent, suite.catalog, chosen, run_mode, run_dir, cassettes, tools,
                       getattr(chosen_agent, "observation_cap", 6000))
         return
-    spec = RunSpec(agent=chosen_agent.name, model=model_label, mode=run_mode.value,
-                   tools=tools, k=k if index else None,
-                   retriever=model_name(index.model) if index else None,
-                   retriever_stages=index.pipeline.name if index else None,
-                   retriever_scope=retriever_scope if index else None, judge=judge,
-                   trials=trials, tasks=[t.id for t in chosen])
-    RunLog(run_dir).start(spec)          # refuses a folder of another format, before any app
-    started: dict[str, RunningApp] = {}        # apps this command starts, and stops
-    unavailable: dict[str, str] = {}           # apps that would not start, and why
-
-    def restart(app: RunningApp) -> RunningApp:
-        if app.app not in started:
-            return _restart(app)                  # an app of `toolbed apps up`
-        started[app.app] = own(restart_app(app, suite.catalog))
-        return started[app.app]
-
-    try:
-        apps = None
-        if run_mode is not Mode.REPLAY:
-            apps = running_apps(owned=False)     # not the apps another run started
-            touched = {a for t in chosen for a in t.apps}
-            if index is not None:         # the retriever may offer any app's tools
-                touched |= {suite.catalog.app_of(suite.catalog.api(api)).app for t in chosen
-                            for api in offered_tools(suite.catalog, t, tools, k, index,
-                                                     retriever_scope)}
-            needed = sorted({a for a in touched
-                             if suite.catalog.app(a).tier == "selfhosted"} - set(apps))
-            for name in needed:
-                console.print(f"starting {name}")
-                try:
-                    apps[name] = started[name] = own(get_launcher(name, suite.catalog).start())
-                except AppError as exc:            # its tasks fail with this; others run
-                    unavailable[name] = str(exc)
-                    console.print(f"{name} could not be started: {exc}", markup=False)
-        runner = Runner(suite.catalog, chosen_agent, run_dir, run_mode, tools, k, trials,
-                        cassettes, apps, index, restart, judge=judge_fn,
-                        scope=retriever_scope, unavailable=unavailable, spec=spec)
-        todo = runner.pending(chosen)
-        if len(todo) < len(chosen) * trials:
-            console.print(f"resuming {run_dir}: {len(chosen) * trials - len(todo)} runs done")
-        with Progress(console=console, transient=True) as progress:
-            bar = progress.add_task(f"{chosen_agent.name} ({run_mode.value})", total=len(todo))
-            for _ in runner.run(chosen, workers):
-                progress.advance(bar)
-    except KeyboardInterrupt:
-        interrupted = True
-    else:
-        interrupted = False
-    finally:
-        for app in started.values():
-            stop_app(app)
-            forget_running(app)
-    if interrupted and not RunLog(run_dir).done():
-        raise typer.Exit(130)
-    summary = write_report(run_dir)
+    index = _tool_index(retriever_model, retriever_off) \
+        if tools == "retriever" and chosen_agent.name != "oracle" else None
+    evaluation = Evaluation(suite.catalog, chosen_agent, chosen, run_dir, mode=run_mode,
+                            tools=tools, k=k, trials=trials, cassettes=cassettes, index=index,
+                            scope=retriever_scope, judge=judge_fn, judge_name=judge)
+    todo = evaluation.pending()
+    if todo < len(chosen) * trials:
+        console.print(f"resuming {run_dir}: {len(chosen) * trials - todo} runs done")
+    interrupted = False
+    with Progress(console=console, transient=True) as progress:
+        bar = progress.add_task(f"{chosen_agent.name} ({run_mode.value})", total=todo)
+        try:
+            summary = evaluation.run(workers, advance=lambda: progress.advance(bar),
+                                     say=lambda line: console.print(line, markup=False))
+        except KeyboardInterrupt:
+            interrupted = True
+    if interrupted:
+        if not RunLog(run_dir).done():
+            raise typer.Exit(130)
+        summary = evaluation.report()
     console.print(markdown(summary), markup=False, highlight=False)
     console.print(f"results in {run_dir}")
     if interrupted:
@@ -254,14 +181,9 @@ def _step_by_step(agent: Agent, catalog: Catalog, tasks: list[Task], mode: Mode,
         rows = run_stepwise(catalog, tasks, model, mode, cassettes or run_dir / "cassettes",
                             tools=tools, similarity=embedding_similarity(),
                             observation_cap=observation_cap)
-    run_dir.mkdir(parents=True, exist_ok=True)
-    with (run_dir / "steps.jsonl").open("w", encoding="utf-8") as out:
-        out.writelines(json.dumps(r) + "\n" for r in rows)
-    names = [n for n in rows[0] if n not in ("task", "type", "scenario")]
-    means = {n: round(sum(r[n] for r in rows) / len(rows), 4) for n in names}
-    (run_dir / "steps.json").write_text(json.dumps(
-        {"agent": agent.name, "mode": mode.value, "tools": tools, "tasks": len(rows),
-         "metrics": means}, indent=2) + "\n", encoding="utf-8")
+    means = step_means(rows)
+    RunLog(run_dir).write_steps(rows, {"agent": agent.name, "mode": mode.value, "tools": tools,
+                                       "tasks": len(rows), "metrics": means})
     table(f"step by step: {len(rows)} tasks", ["metric", "mean"],
           [[n, f"{v:.3f}"] for n, v in means.items()])
     console.print(f"results in {run_dir}")
@@ -311,4 +233,4 @@ def _fmt(value: float | None) -> str:
     return "-" if value is None else f"{value:.3f}"
 
 
-__all__ = ["AGENTS", "compare", "eval_", "report"]
+__all__ = ["compare", "eval_", "report"]

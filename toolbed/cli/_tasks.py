@@ -10,10 +10,10 @@ import typer
 from rich.progress import Progress
 
 from toolbed.apis import replace_table
-from toolbed.connectors import Mode, RunningApp, Runtime, restart_app
-from toolbed.connectors.launchers import save_running
+from toolbed.connectors import Mode, Runtime
 from toolbed.errors import ToolbedError
 from toolbed.harness import TaskRun, run_oracle
+from toolbed.launchers import restart_recorded
 from toolbed.tasks import (
     PARAPHRASE_THRESHOLD,
     TASK_CASSETTES,
@@ -75,13 +75,6 @@ def _run_all(chosen: list[Task], one: Callable[[Task], TaskRun], what: str) -> l
     return runs
 
 
-def _restart(running: RunningApp) -> RunningApp:
-    """Restart an app of `toolbed apps up` from its seed, keeping its record current."""
-    new = restart_app(running)
-    save_running(new)
-    return new
-
-
 def _report(runs: list[TaskRun], as_json: bool) -> None:
     failed = [r for r in runs if not r.ok]
     if as_json:
@@ -121,7 +114,7 @@ def validate(
         return
     if live:
         with Runtime(suite.catalog, mode=Mode.LIVE) as runtime:
-            runs = _run_all(chosen, lambda t: run_oracle(runtime, t, restart=_restart),
+            runs = _run_all(chosen, lambda t: run_oracle(runtime, t, restart=restart_recorded),
                             "validating live")
     else:
         def from_cassette(task: Task) -> TaskRun:
@@ -159,7 +152,7 @@ def record(
     def one(task: Task) -> TaskRun:
         with Runtime(suite.catalog, mode=Mode.RECORD,
                      cassette=task_cassette(task, cassettes)) as runtime:
-            run = run_oracle(runtime, task, restart=_restart)
+            run = run_oracle(runtime, task, restart=restart_recorded)
             if not run.ok and runtime.cassette is not None:
                 runtime.cassette.discard()
         return run

@@ -27,6 +27,7 @@ from typing import ClassVar
 import httpx
 
 from toolbed.apis import ApiKeyAuth, App, BasicAuth, BearerAuth, Catalog, load_catalog
+from toolbed.connectors import RunningApp, Runtime, run_steps, save_running, stop_app
 from toolbed.errors import (
     AppError,
     AppInstallError,
@@ -36,8 +37,6 @@ from toolbed.errors import (
 )
 from toolbed.paths import home_dir
 from toolbed.registry import lookup, names
-
-from .._running import RunningApp, stop_app
 
 __all__ = ["Launcher", "NpmLauncher", "free_port", "get_launcher", "launch", "launcher_names",
            "restart_app"]
@@ -241,9 +240,6 @@ class Launcher:
         """Load the catalog's ``seed`` steps: the data read tasks expect to find."""
         if not self.app.seed:
             return
-        from .._exercise import run_steps  # the runtime imports this module
-        from .._runtime import Runtime
-
         with Runtime(Catalog([self.app]), apps={self.app.app: running}, env={}) as rt:
             results = run_steps(rt, self.app.app, self.app.seed)
         failed = next((r for r in results if not r.ok), None)
@@ -341,6 +337,15 @@ def restart_app(app: RunningApp, catalog: Catalog | None = None) -> RunningApp:
                        "restarted with the same credentials; start a new instance instead")
     stop_app(app)
     return launcher.start(port=app.port, credentials=app.env)
+
+
+def restart_recorded(app: RunningApp, catalog: Catalog | None = None) -> RunningApp:
+    """``restart_app``, with the new instance recorded as the old one was: as an app of
+    ``toolbed apps up``, or as started for itself by the same command."""
+    new = restart_app(app, catalog)
+    new.owner = app.owner
+    save_running(new)
+    return new
 
 
 # -- helpers -----------------------------------------------------------------------------

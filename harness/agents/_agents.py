@@ -13,6 +13,11 @@
   with what is wrong, and a made-up ``Observation:`` is cut off and counted.
 - ``chat_model``: a model from a ``provider:model`` string (LangChain's
   ``init_chat_model``) or an OpenAI-compatible server (vLLM, Ollama, llama.cpp).
+
+Each is registered by name (``oracle``, ``embedded``, ``langchain``, ``react``) as a
+factory that makes it from ``AgentOptions``; ``make_agent`` looks one up, so
+``toolbed eval --agent NAME`` runs any of them, and a plugin adds its own under the
+entry-point group ``toolbed.agents`` (see ``toolbed.registry``).
 - ``ScriptedChatModel``: LangChain's fake chat model that replays given messages,
   tool calls included, for tests.
 """
@@ -21,6 +26,8 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any, Protocol
 
 from langchain_core.language_models import BaseChatModel
@@ -28,13 +35,16 @@ from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
 
 from toolbed.connectors import langchain_tools
+from toolbed.errors import AgentError
+from toolbed.registry import lookup, register
 from toolbed.tasks._task import Task
 
+from .._trajectory import ToolBox, Trajectory
+from ._embedded import EmbeddedChatModel
 from ._react import ReactFormatError, cut_observation, parse_react
-from ._trajectory import ToolBox, Trajectory
 
-__all__ = ["REACT_PROMPT", "SYSTEM_PROMPT", "Agent", "LangChainAgent", "OracleAgent",
-           "ReactAgent", "ScriptedChatModel", "chat_model"]
+__all__ = ["REACT_PROMPT", "SYSTEM_PROMPT", "Agent", "AgentOptions", "LangChainAgent",
+           "OracleAgent", "ReactAgent", "ScriptedChatModel", "chat_model", "make_agent"]
 
 SYSTEM_PROMPT = (
     "You help a user by calling the tools you are given; they act on real applications. "
@@ -63,9 +73,11 @@ Never write an Observation yourself."""
 
 
 class Agent(Protocol):
-    """Runs one task with the tools in ``tools``; every call goes through the box."""
+    """Runs one task with the tools in ``tools``; every call goes through the box.
+    ``model_name`` (None for none) is what a run's metadata names as its model."""
 
     name: str
+    model_name: str | None
 
     def run(self, task: Task, tools: ToolBox) -> Trajectory: ...
 
@@ -75,6 +87,7 @@ class OracleAgent:
     docstring); ``run`` runs the chain through a tool box, for use outside a runner."""
 
     name = "oracle"
+    model_name: str | None = None
 
     def run(self, task: Task, tools: ToolBox) -> Trajectory:
         from toolbed.connectors import run_steps
@@ -90,8 +103,9 @@ class LangChainAgent:
     name = "langchain"
 
     def __init__(self, model: BaseChatModel, max_steps: int = 12,
-                 observation_cap: int = 6000, system_prompt: str = SYSTEM_PROMPT):
-        self.model = model
+                 observation_cap: int = 6000, system_prompt: str = SYSTEM_PROMPT,
+                 model_name: str | None = None):
+        self.model, self.model_name = model, model_name
         self.max_steps = max_steps
         self.observation_cap = observation_cap
         self.system_prompt = system_prompt
@@ -134,8 +148,9 @@ class ReactAgent:
 
     def __init__(self, model: BaseChatModel, max_steps: int = 12,
                  observation_cap: int = 6000, strict: bool = False,
-                 prompt: str = REACT_PROMPT):
+                 prompt: str = REACT_PROMPT, model_name: str | None = None):
         self.model, self.max_steps, self.observation_cap = model, max_steps, observation_cap
+        self.model_name = model_name
         self.strict, self.prompt = strict, prompt
 
     def system_prompt(self, tools: ToolBox) -> str:
@@ -205,3 +220,66 @@ def chat_model(model: str, base_url: str | None = None, api_key_env: str | None 
     from langchain.chat_models import init_chat_model
 
     return init_chat_model(model, temperature=temperature)
+
+
+@dataclass(frozen=True)
+class AgentOptions:
+    """What a user says about the agent to run (``toolbed eval``'s options); each agent
+    reads the ones it needs. ``None`` leaves an agent's own default."""
+
+    model: str | None = None
+    """``provider:model``, the model name at ``base_url``, or (embedded) a GGUF file."""
+    base_url: str | None = None
+    api_key_env: str | None = None
+    temperature: float = 0.0
+    max_steps: int | None = None
+    observation_cap: int | None = None
+    strict_parse: bool = False
+
+    def chat_model(self, agent: str) -> BaseChatModel:
+        """The chat model these options name; ``agent`` is who needs it (for the error)."""
+        if not self.model:
+            raise AgentError(f"--agent {agent} needs --model PROVIDER:NAME (e.g. "
+                             "openai:gpt-4o-mini, with its key in the environment) or "
+                             "--base-url URL --model NAME for an OpenAI-compatible server "
+                             "(vLLM, Ollama, llama.cpp)")
+        return chat_model(self.model, self.base_url, self.api_key_env, self.temperature)
+
+
+AgentFactory = Callable[[AgentOptions], Agent]
+
+
+def make_agent(name: str | None = None, options: AgentOptions | None = None) -> Agent:
+    """The agent registered as ``name``, made from ``options``. Without a name: the
+    embedded model, or ``langchain`` when the options name a model."""
+    options = options or AgentOptions()
+    factory: AgentFactory = lookup("agent", name or ("langchain" if options.model
+                                                      else "embedded"))
+    return factory(options)
+
+
+@register("agent", "oracle")
+def _oracle(options: AgentOptions) -> Agent:
+    return OracleAgent()
+
+
+@register("agent", "embedded")
+def _embedded(options: AgentOptions) -> Agent:
+    model = EmbeddedChatModel(model_path=options.model, temperature=options.temperature)
+    model.load()                    # a missing file or package fails here, clearly
+    # a 135M model loops rather than recovers, and reads a short result best
+    return LangChainAgent(model, options.max_steps or 4, options.observation_cap or 1500,
+                          model_name=model.name_)
+
+
+@register("agent", "langchain")
+def _langchain(options: AgentOptions) -> Agent:
+    return LangChainAgent(options.chat_model("langchain"), options.max_steps or 12,
+                          options.observation_cap or 6000, model_name=options.model)
+
+
+@register("agent", "react")
+def _react(options: AgentOptions) -> Agent:
+    return ReactAgent(options.chat_model("react"), options.max_steps or 12,
+                      options.observation_cap or 6000, strict=options.strict_parse,
+                      model_name=options.model)

@@ -28,9 +28,8 @@ from typing import Any
 from toolbed.apis import Catalog
 from toolbed.tasks._task import Task
 
-from ._score import answer_matches, filled_references
-from ._trajectory import Call, Trajectory
-from .metrics import (
+from .._trajectory import Call, Trajectory
+from ..metrics import (
     averaged_turn_success,
     error_taxonomy,
     format_alignment,
@@ -45,6 +44,7 @@ from .metrics import (
     tool_order,
     tool_selection,
 )
+from ._answers import answer_matches, filled_references
 
 __all__ = ["OPEN_PASS", "Reference", "TaskScore", "gold_calls", "score_run"]
 

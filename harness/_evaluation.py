@@ -1,0 +1,143 @@
+"""One evaluation, as ``toolbed eval`` runs it: the policy between the options and the
+runner, kept out of the command so a script or a notebook runs the same thing.
+
+    evaluation = Evaluation(catalog, make_agent("oracle"), tasks, run_dir, mode="replay")
+    summary = evaluation.run()
+
+In order: the run folder is claimed (``RunLog.start`` refuses a folder of another
+format before anything else happens); unless the run is offline, the self-hosted apps
+its tasks can reach (their own, and those of every tool the retriever may offer) are
+started if no ``toolbed apps up`` runs them, and an app that will not start fails only
+its tasks; the runner runs what is not done yet (a rerun resumes); the apps it started
+are stopped, also when the run is interrupted; the report is written from the run log.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from toolbed.apis import Catalog
+from toolbed.connectors import (
+    Mode,
+    RunningApp,
+    forget_running,
+    own,
+    parse_mode,
+    running_apps,
+    stop_app,
+)
+from toolbed.errors import AppError, TaskError
+from toolbed.launchers import get_launcher, restart_recorded
+from toolbed.paths import home_dir
+from toolbed.retriever import model_name
+from toolbed.tasks._task import Task
+
+from ._report import write_report
+from ._runlog import RunLog, RunSpec
+from ._runner import Runner, offered_tools
+from .agents import Agent
+from .metrics import Judge
+
+__all__ = ["Evaluation", "default_run_dir"]
+
+
+def default_run_dir(agent: Agent) -> Path:
+    """``$TOOLBED_HOME/runs/<agent>-<time>``."""
+    return home_dir() / "runs" / f"{agent.name}-{time.strftime('%Y%m%d-%H%M%S')}"
+
+
+class Evaluation:
+    """An agent on a list of tasks: apps up, run, apps down, report."""
+
+    def __init__(
+        self, catalog: Catalog, agent: Agent, tasks: Sequence[Task], run_dir: str | Path,
+        *, mode: Mode | str = Mode.LIVE, tools: str = "retriever", k: int = 5,
+        trials: int = 1, cassettes: str | Path | None = None, index: Any = None,
+        scope: str = "tier", judge: Judge | None = None, judge_name: str | None = None,
+    ):
+        if not tasks:
+            raise TaskError("no task matches these filters (`toolbed tasks list` shows them)")
+        self.catalog, self.agent, self.tasks = catalog, agent, list(tasks)
+        self.run_dir, self.mode = Path(run_dir), parse_mode(mode)
+        self.tools = "gold" if agent.name == "oracle" else tools
+        self.index = index if self.tools == "retriever" else None
+        self.k, self.trials, self.cassettes, self.scope = k, trials, cassettes, scope
+        self.judge = judge
+        self.spec = RunSpec(
+            agent=agent.name, model=getattr(agent, "model_name", None), mode=self.mode.value,
+            tools=self.tools, k=k if self.index else None,
+            retriever=model_name(self.index.model) if self.index else None,
+            retriever_stages=self.index.pipeline.name
+            if self.index else None, retriever_scope=scope if self.index else None,
+            judge=judge_name, trials=trials, tasks=[t.id for t in self.tasks])
+        self.log = RunLog(self.run_dir)
+        self.started: dict[str, RunningApp] = {}
+        """Apps this evaluation started (and stops)."""
+        self.unavailable: dict[str, str] = {}
+        """Apps that would not start, and why: their tasks fail with it."""
+
+    def needed_apps(self) -> list[str]:
+        """The self-hosted apps the tasks can reach: their own, and every app whose
+        tools the retriever may offer them."""
+        touched = {a for t in self.tasks for a in t.apps}
+        if self.index is not None:
+            touched |= {self.catalog.app_of(self.catalog.api(api)).app for t in self.tasks
+                        for api in offered_tools(self.catalog, t, self.tools, self.k,
+                                                 self.index, self.scope)}
+        return sorted(a for a in touched if self.catalog.app(a).tier == "selfhosted")
+
+    def pending(self) -> int:
+        """How many (task, trial) runs are still to do (all of them in a new folder)."""
+        done = self.log.done() if self.log.spec() is not None else set()
+        return sum((t.id, n) not in done for n in range(self.trials) for t in self.tasks)
+
+    def run(self, workers: int = 1, *, advance: Callable[[], None] | None = None,
+            say: Callable[[str], None] | None = None) -> dict[str, Any]:
+        """Run what is pending and return the summary; ``advance`` is called after each
+        run, ``say`` with each app started or refused. On KeyboardInterrupt the apps
+        are stopped and the interrupt goes on to the caller; what finished is kept, and
+        running again with the same folder resumes."""
+        say = say or (lambda _: None)
+        self.log.start(self.spec)        # refuses a folder of another format, before any app
+        try:
+            apps = self._start_apps(say) if not self.mode.offline else None
+            runner = Runner(self.catalog, self.agent, self.run_dir, self.mode, self.tools,
+                            self.k, self.trials, self.cassettes, apps, self.index,
+                            self._restart, judge=self.judge, scope=self.scope,
+                            unavailable=self.unavailable, spec=self.spec)
+            for _ in runner.run(self.tasks, workers):
+                if advance is not None:
+                    advance()
+        finally:
+            self.stop_apps()
+        return self.report()
+
+    def report(self) -> dict[str, Any]:
+        """Write the run's reports from its log; the summary."""
+        return write_report(self.run_dir)
+
+    def stop_apps(self) -> None:
+        for app in self.started.values():
+            stop_app(app)
+            forget_running(app)
+        self.started.clear()
+
+    def _start_apps(self, say: Callable[[str], None]) -> dict[str, RunningApp]:
+        apps = running_apps(owned=False)       # not the apps another run started
+        for name in sorted(set(self.needed_apps()) - set(apps)):
+            say(f"starting {name}")
+            try:
+                apps[name] = self.started[name] = own(get_launcher(name, self.catalog).start())
+            except AppError as exc:
+                self.unavailable[name] = str(exc)
+                say(f"{name} could not be started: {exc}")
+        return apps
+
+    def _restart(self, app: RunningApp) -> RunningApp:
+        new = restart_recorded(app, self.catalog)
+        if app.app in self.started:
+            self.started[app.app] = new
+        return new

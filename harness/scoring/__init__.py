@@ -1,0 +1,29 @@
+"""Scoring one run of one task: ``_answers`` compares an answer with what was
+expected (the match rules a task states, shared with task validation), ``_runs``
+scores a whole run with the seeds' metrics (``toolbed.harness.metrics``)."""
+
+from ._answers import (
+    answer_matches,
+    filled_references,
+    mentions,
+    normalise,
+    numbers_in,
+    render,
+    same_value,
+)
+from ._runs import OPEN_PASS, Reference, TaskScore, gold_calls, score_run
+
+__all__ = [
+    "OPEN_PASS",
+    "Reference",
+    "TaskScore",
+    "answer_matches",
+    "filled_references",
+    "gold_calls",
+    "mentions",
+    "normalise",
+    "numbers_in",
+    "render",
+    "same_value",
+    "score_run",
+]
