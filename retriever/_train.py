@@ -116,7 +116,7 @@ def dev_ndcg(model: object, dev: EvalSet, k: int = 5) -> float:
 
 def train(
     examples: Sequence[TrainingExample], out: str | Path, base: str | Path | None = None,
-    epochs: float = 2.0, batch_size: int = 32, learning_rate: float = 2e-5,
+    epochs: float = 2.0, batch_size: int = 32, learning_rate: float = 6e-5,
     max_steps: int = -1, max_seq_length: int | None = 96, seed: int = 0,
     progress: bool = True, dev: EvalSet | None = None, patience: int = 1,
 ) -> TrainReport:

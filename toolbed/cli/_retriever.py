@@ -136,7 +136,7 @@ def train(
     epochs: Annotated[float, typer.Option(help="Passes over the examples (at most).")] = 2.0,
     batch_size: Annotated[int, typer.Option(help="Queries per batch (in-batch negatives).")
                           ] = 32,
-    learning_rate: Annotated[float, typer.Option("--lr", help="AdamW learning rate.")] = 2e-5,
+    learning_rate: Annotated[float, typer.Option("--lr", help="AdamW learning rate.")] = 6e-5,
     max_steps: Annotated[int, typer.Option(help="Stop after this many steps (-1: no limit).")
                          ] = -1,
     max_seq_length: Annotated[int, typer.Option(help="Tokens per text, saved with the model.")
