@@ -66,13 +66,13 @@ class Evaluation:
         self.index = index if self.tools == "retriever" else None
         self.k, self.trials, self.cassettes, self.scope = k, trials, cassettes, scope
         self.judge = judge
+        retriever = {"k": k, "retriever": model_name(self.index.model),
+                     "retriever_stages": self.index.pipeline.name,
+                     "retriever_scope": scope} if self.index else {}
         self.spec = RunSpec(
             agent=agent.name, model=getattr(agent, "model_name", None), mode=self.mode.value,
-            tools=self.tools, k=k if self.index else None,
-            retriever=model_name(self.index.model) if self.index else None,
-            retriever_stages=self.index.pipeline.name
-            if self.index else None, retriever_scope=scope if self.index else None,
-            judge=judge_name, trials=trials, tasks=[t.id for t in self.tasks])
+            tools=self.tools, judge=judge_name, trials=trials,
+            tasks=[t.id for t in self.tasks], **retriever)
         self.log = RunLog(self.run_dir)
         self.started: dict[str, RunningApp] = {}
         """Apps this evaluation started (and stops)."""
