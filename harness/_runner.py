@@ -310,7 +310,8 @@ class Runner:
             problems += self._judge(task, trajectory, reference)     # in the task's cassette
         if scope.report is not None and not scope.report.clean:
             problems.append(scope.report.summary())
-        if task.reset and self.restart is not None and runtime.can_restart:
+        restart = self._restart()
+        if task.reset and restart is not None:
             for app in task.apps:
-                runtime.apps[app] = self.restart(runtime.apps[app])
+                runtime.apps[app] = restart(runtime.apps[app])
         return trajectory, reference, problems

@@ -13,13 +13,13 @@
   with what is wrong, and a made-up ``Observation:`` is cut off and counted.
 - ``chat_model``: a model from a ``provider:model`` string (LangChain's
   ``init_chat_model``) or an OpenAI-compatible server (vLLM, Ollama, llama.cpp).
-
-Each is registered by name (``oracle``, ``embedded``, ``langchain``, ``react``) as a
-factory that makes it from ``AgentOptions``; ``make_agent`` looks one up, so
-``toolbed eval --agent NAME`` runs any of them, and a plugin adds its own under the
-entry-point group ``toolbed.agents`` (see ``toolbed.registry``).
 - ``ScriptedChatModel``: LangChain's fake chat model that replays given messages,
   tool calls included, for tests.
+
+Each agent is registered by name (``oracle``, ``embedded``, ``langchain``, ``react``) as
+a factory that makes it from ``AgentOptions``; ``make_agent`` looks one up, so
+``toolbed eval --agent NAME`` runs any of them, and a plugin adds its own under the
+entry-point group ``toolbed.agents`` (see ``toolbed.registry``).
 """
 
 from __future__ import annotations
