@@ -1,6 +1,6 @@
 """How much a rollback scope adds to each write, against a raw call in the same run.
 
-    python benchmarks/rollback_journal.py [--writes 300]
+    python -m benchmarks.rollback_journal [--writes 300]
 
 Starts a fresh Kinto on 127.0.0.1 and creates buckets three ways, interleaved in
 rounds so that drift of the machine hits all alike:
@@ -26,16 +26,11 @@ from toolbed.connectors import Runtime
 from toolbed.launchers import launch
 from toolbed.rollback import Journal, RollbackScope, Status
 
-
-def pct(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+from ._table import Row, pct
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--writes", type=int, default=300)
-    n = parser.parse_args().writes
+def measure(n: int) -> tuple[list[float], list[float], list[float], float]:
+    """Seconds per write: raw, in a scope, journal rows only; and undo per write."""
     catalog = load_catalog(CATALOG_DIR / "selfhosted")
     raw, scoped, journal_only = [], [], []
     with tempfile.TemporaryDirectory() as tmp, launch("kinto", catalog) as kinto, \
@@ -62,7 +57,27 @@ def main() -> None:
         report = scope.rollback()
         undo = (time.perf_counter() - t) / n
         assert len(report.compensated) == n, report.summary()
+    return raw, scoped, journal_only, undo
 
+
+def bench(quick: bool = False) -> list[Row]:
+    raw, scoped, journal_only, undo = measure(100 if quick else 300)
+    ms = 1000
+    ratio = statistics.median(scoped) / statistics.median(raw)
+    return [
+        Row("write in a rollback scope (kinto.create_bucket)", "ms",
+            statistics.median(scoped) * ms, "raw call", statistics.median(raw) * ms,
+            "<= 1.3x", ratio <= 1.3),
+        Row("undo at rollback, per write", "ms", undo * ms, "raw call",
+            statistics.median(raw) * ms, "<= 8 ms", undo * ms <= 8),
+    ]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--writes", type=int, default=300)
+    n = parser.parse_args().writes
+    raw, scoped, journal_only, undo = measure(n)
     ms = 1000
     print(f"kinto.create_bucket, {n} writes each, interleaved")
     for name, values in (("raw call", raw), ("in a rollback scope", scoped),

@@ -1,6 +1,6 @@
 """What a user waits for before a ``toolbed`` command does anything, against Python itself.
 
-    python benchmarks/startup.py [--runs 7] [--json]
+    python -m benchmarks.startup [--runs 7] [--json]
 
 Each command runs as a whole new process, as a user's shell runs it, alternating with
 its baselines in the same round so that a busy machine slows both alike; the table
@@ -23,6 +23,8 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+
+from ._table import Row
 
 ROOT = Path(__file__).resolve().parent.parent
 TOOLBED = shutil.which("toolbed") or "toolbed"
@@ -50,18 +52,31 @@ def wall(cmd: list[str]) -> float:
     return time.perf_counter() - start
 
 
+def medians(runs: int) -> dict[str, float]:
+    """Median wall seconds of every command and baseline over ``runs`` rounds."""
+    wall([TOOLBED, "apis", "list", "--app", "kinto"])          # warm the catalog cache
+    every = {**BASELINES, **{name: cmd for name, (cmd, _) in COMMANDS.items()}}
+    times: dict[str, list[float]] = {name: [] for name in every}
+    for _ in range(runs):
+        for name, cmd in every.items():
+            times[name].append(wall(cmd))
+    return {name: statistics.median(values) for name, values in times.items()}
+
+
+def bench(quick: bool = False) -> list[Row]:
+    median = medians(3 if quick else 7)
+    base = "python -c 'import httpx, vcr, yaml'"
+    return [Row(f"`{name}`", "s", median[name], base, median[base], f"<= {target} s",
+                median[name] <= target) for name, (_, target) in COMMANDS.items()]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=7)
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     args = parser.parse_args()
-    wall([TOOLBED, "apis", "list", "--app", "kinto"])          # warm the catalog cache
-    every = {**BASELINES, **{name: cmd for name, (cmd, _) in COMMANDS.items()}}
-    times: dict[str, list[float]] = {name: [] for name in every}
-    for _ in range(args.runs):
-        for name, cmd in every.items():
-            times[name].append(wall(cmd))
-    median = {name: statistics.median(values) for name, values in times.items()}
+    median = medians(args.runs)
+    every = {**BASELINES, **COMMANDS}
     base = median["python -c 'import httpx, vcr, yaml'"]
     rows = [{"command": name, "median_s": round(median[name], 3),
              "vs_import_baseline": round(median[name] / base, 2),

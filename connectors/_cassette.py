@@ -1,7 +1,8 @@
 """Live, record and replay: every run can be replayed offline from a VCR cassette.
 
-vcrpy does the recording and replaying (it patches httpx's transports); this module
-configures it for toolbed:
+vcrpy records (it patches httpx's transports while a recording runs); a replay reads
+the same file once into a ``Recording`` (``_replay.py``) that answers through an httpx
+transport, so tasks can replay side by side. This module holds the rules both share:
 
 * **Matching.** Self-hosted apps start on a random port, so a request is matched on
   app + method + path + query + body, never on the port: before matching and before
@@ -12,7 +13,7 @@ configures it for toolbed:
   every known secret value is replaced by ``<ENV_NAME>`` in URLs, headers and
   bodies, of requests and responses, before anything is written.
 * **Replay is offline.** A request with no recording raises ``ReplayMissError``
-  listing the closest recorded requests; it never reaches the network.
+  listing the nearest recorded requests; it never reaches the network.
 * **The clock.** A recording keeps the run's clock (``toolbed_clock``, seconds since
   the epoch, a key vcrpy ignores), and a replay runs at that clock, so an argument
   bound to "tomorrow at 09:00" (``_clock.py``) is the recorded one.
@@ -30,13 +31,13 @@ from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 import vcr
 import yaml
-from vcr.errors import CannotOverwriteExistingCassetteException
 from vcr.record_mode import RecordMode
 from vcr.serializers import yamlserializer
 
-from toolbed.errors import CassetteError, CassetteNotFoundError, ReplayMissError, ToolbedError
+from toolbed.errors import CassetteError, CassetteNotFoundError, ToolbedError
 
 from ._redact import SECRET_HEADERS, Redactor
+from ._replay import Recording, replaying
 
 __all__ = ["Cassette", "Mode", "canonical_origin", "json_body", "parse_mode"]
 
@@ -74,9 +75,10 @@ class Mode(StrEnum):
 
     @property
     def concurrent(self) -> bool:
-        """Calls of several tasks may run at once. vcrpy patches httpx for the whole
-        process, so a recording or a replay runs one task at a time."""
-        return self is Mode.LIVE
+        """Calls of several tasks may run at once: live, and replay (each task answers
+        from its own cassette). vcrpy patches httpx for the whole process while it
+        records, so a recording runs one task at a time."""
+        return self is not Mode.RECORD
 
 
 def parse_mode(value: str | Mode) -> Mode:
@@ -144,6 +146,7 @@ class Cassette:
         self._origins = origins
         self._redactor = redactor
         self._context: Any = None
+        self._played: Recording | None = None
         self.clock: int | None = None
         """The run's clock: set by the runtime before a recording, read from the file
         for a replay (None in a cassette recorded before toolbed kept it)."""
@@ -157,28 +160,38 @@ class Cassette:
                 "(against the running apps), then replay it"
             )
         if self.mode is Mode.REPLAY:
-            self._check_readable()
-        if self.mode is Mode.RECORD:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            self._recording.unlink(missing_ok=True)
-            self._keep = True
+            self._played = Recording(self.path, self._read(), self._scrub_request,
+                                     self._scrub_response, json_body)
+            self._context = replaying(self._played)
+            self._context.__enter__()
+            return self
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._recording.unlink(missing_ok=True)
+        self._keep = True
         recorder = vcr.VCR(
             serializer="yaml",
-            record_mode=RecordMode.NONE if self.mode is Mode.REPLAY else RecordMode.ALL,
+            record_mode=RecordMode.ALL,
             match_on=self.MATCH_ON,
             before_record_request=self._scrub_request,
             before_record_response=self._scrub_response,
             decode_compressed_response=True,
         )
         recorder.register_matcher("json_body", json_body)
-        target = self._recording if self.mode is Mode.RECORD else self.path
-        self._context = recorder.use_cassette(str(target), allow_playback_repeats=False)
+        self._context = recorder.use_cassette(str(self._recording))
         self._context.__enter__()
         return self
 
-    def _check_readable(self) -> None:
-        """A cassette to replay must be one: vcrpy reads a damaged file as a traceback,
-        and an empty or garbled one as a cassette with nothing in it."""
+    @property
+    def played(self) -> Recording:
+        """The recording a replay answers from (while the cassette is open)."""
+        if self._played is None:
+            raise CassetteError(f"{self.path} is not open for replay; open the runtime "
+                                "(with Runtime(...) as rt) before calling")
+        return self._played
+
+    def _read(self) -> list[dict[str, Any]]:
+        """The cassette's recorded exchanges, and its clock. A cassette to replay must be
+        one: a damaged file, an empty or a garbled one is named as such."""
         fix = "restore it (git checkout) or record it again with --mode record"
         try:
             data = yamlserializer.deserialize(self.path.read_text(encoding="utf-8"))
@@ -198,6 +211,7 @@ class Cassette:
                 for i in interactions):
             raise CassetteError(f"{self.path} is not a cassette (no list of recorded "
                                 f"requests and responses); {fix}")
+        return interactions
 
     def __exit__(self, *exc_info: Any) -> None:
         """Stop; a recording replaces the cassette only if it ended without an error.
@@ -211,6 +225,7 @@ class Cassette:
         context, self._context = self._context, None
         context.__exit__(*exc_info)
         if self.mode is not Mode.RECORD:
+            self._played = None
             return
         if self._keep and not any(exc_info):
             if self._recording.is_file():
@@ -226,21 +241,10 @@ class Cassette:
         """Drop this recording at exit and keep the earlier cassette (a run that failed)."""
         self._keep = False
 
-    @staticmethod
-    def miss(exc: CannotOverwriteExistingCassetteException, path: Path) -> ReplayMissError:
-        """Turn vcrpy's miss into toolbed's error, keeping its list of closest requests."""
-        request = getattr(exc, "failed_request", None)
-        what = f"{request.method} {request.uri}" if request is not None else "a request"
-        detail = str(exc).split("\n", 1)[-1].strip()
-        return ReplayMissError(
-            f"replay: {path} has no recorded response for {what}; the run differs from the "
-            f"recording (re-record with --mode record).\n{detail}"
-        )
-
     # -- filters (vcrpy calls these before matching and before writing) -----------------
 
     def _scrub_request(self, request: Any) -> Any:
-        request = copy.deepcopy(request)
+        request = copy.copy(request)        # every field it has is replaced below
         uri = request.uri
         for live, canonical in self._origins().items():
             if uri.startswith(live + "/") or uri == live:

@@ -35,6 +35,9 @@ class RetryPolicy:
     backoff: float = 0.5
     max_wait: float = 30.0
     statuses: frozenset[int] = field(default=frozenset({429, 500, 502, 503, 504}))
+    waits: bool = True
+    """Sleep between attempts. A replay does not: it sends the same attempts as the
+    recording, whose answers already hold what waiting brought."""
 
     def should_retry(self, method: str) -> bool:
         return self.attempts > 1 and method.upper() in IDEMPOTENT_METHODS
@@ -49,6 +52,8 @@ class RetryPolicy:
 
     def wait(self, state: tenacity.RetryCallState) -> float:
         """Seconds to wait before the next attempt."""
+        if not self.waits:
+            return 0.0
         outcome = state.outcome
         if outcome is not None and not outcome.failed:
             after = _retry_after(outcome.result().headers.get("retry-after"))

@@ -16,11 +16,11 @@ import os
 import time
 from collections.abc import Mapping
 from contextlib import AbstractContextManager, suppress
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, Protocol
 
 import httpx
-from vcr.errors import CannotOverwriteExistingCassetteException
 
 from toolbed.apis import Api, App, Catalog, load_catalog
 from toolbed.errors import (
@@ -37,6 +37,7 @@ from ._cassette import Cassette, Mode, canonical_origin, parse_mode
 from ._clock import running_at
 from ._observation import CallError, Observation, observe_response
 from ._redact import Redactor
+from ._replay import ReplayTransport
 from ._request import build_request
 from ._retry import RetryPolicy
 from ._running import RunningApp, running_apps
@@ -79,7 +80,8 @@ class Runtime:
         timeout: seconds for connect/read/write.
         retry: the retry policy for idempotent requests.
         max_chars: the size cap of an observation's body.
-        transport: an httpx transport to use instead of the network (tests).
+        transport: an httpx transport to use instead of the network (tests). A replay
+            answers every call from its cassette and uses none.
     """
 
     def __init__(
@@ -108,17 +110,23 @@ class Runtime:
             base_env.update(app.env)
         self.env = base_env
         self.retry = retry or RetryPolicy()
+        if self.offline:
+            self.retry = replace(self.retry, waits=False)
         self.max_chars = max_chars
         self.redactor = Redactor(self._secrets())
+        self.cassette = (
+            Cassette(cassette, self.mode, self._origins, self.redactor, self._secret_params())
+            if cassette is not None else None
+        )
+        if self.offline:
+            replayed = self.cassette
+            assert replayed is not None
+            transport = async_transport = ReplayTransport(lambda: replayed.played)
         limits = httpx.Limits(max_connections=20, max_keepalive_connections=10)
         self._client = httpx.Client(timeout=timeout, limits=limits, transport=transport)
         # the async client is made on first use: building one costs an SSL context
         self._aclient: httpx.AsyncClient | None = None
         self._async_options = (timeout, limits, async_transport)
-        self.cassette = (
-            Cassette(cassette, self.mode, self._origins, self.redactor, self._secret_params())
-            if cassette is not None else None
-        )
         self._entered = False
         self.clock = int(time.time())
         """The run's clock (``_clock.py``): now, or in a replay the recording's."""
@@ -264,8 +272,6 @@ class Runtime:
             if attempts is None:
                 return self._send_once(request)
             return attempts(self._send_once, request)
-        except CannotOverwriteExistingCassetteException as exc:
-            raise self._replay_miss(exc) from None
         except httpx.HTTPError as exc:
             raise self._transport_error(request, exc) from exc
 
@@ -277,8 +283,6 @@ class Runtime:
             if attempts is None:
                 return await self._asend_once(request)
             return await attempts(self._asend_once, request)
-        except CannotOverwriteExistingCassetteException as exc:
-            raise self._replay_miss(exc) from None
         except httpx.HTTPError as exc:
             raise self._transport_error(request, exc) from exc
 
@@ -294,9 +298,6 @@ class Runtime:
         response = await self._aclient.send(request)
         await response.aread()
         return response
-
-    def _replay_miss(self, exc: CannotOverwriteExistingCassetteException) -> ToolbedError:
-        return Cassette.miss(exc, self.cassette.path if self.cassette else Path("?"))
 
     def _transport_error(self, request: httpx.Request, exc: httpx.HTTPError) -> TransportError:
         url = self.redactor.text(str(request.url.copy_with(query=None)))

@@ -75,7 +75,9 @@ class ResultRow(BaseModel):
     problems: list[str]
     answer: str | None = None
     trajectory: dict[str, Any]
-    seconds: float
+    seconds: float | None
+    """The task's wall time; None in a replay, where it would time reading a file and
+    make two replays of the same cassettes differ."""
 
     def columns(self) -> dict[str, Any]:
         """The row as SQLite stores it: nested values as JSON text, success as 0/1."""

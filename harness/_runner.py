@@ -16,18 +16,29 @@ For each task (and each trial of it):
 4. the scope undoes every write and verifies the apps' state; an LLM judge, if one is
    given, rules on an open answer (its traffic in the same cassette); then ``score_run``.
 
-Live runs can use several workers (threads): a task waits while another holds one of
+Several workers: live, they are threads, and a task waits while another holds one of
 the apps it touches (its own and those of its offered tools), so each task sees the
-apps as the seed left them.
+apps as the seed left them. A replay touches no app and is mostly Python work, so its
+workers are processes (forked where the platform can, threads where it cannot); each
+executes tasks, the runner scores and stores them in task order, and two replays of
+the same cassettes write the same results.
 
 Each result is a ``ResultRow`` in the run folder (``_runlog.py`` owns its format).
 """
 
 from __future__ import annotations
 
+import multiprocessing
 import time
 from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from concurrent.futures import (
+    FIRST_COMPLETED,
+    Executor,
+    Future,
+    ProcessPoolExecutor,
+    ThreadPoolExecutor,
+    wait,
+)
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -70,7 +81,8 @@ class TaskResult:
     errors: dict[str, int]
     success: bool
     problems: list[str] = field(default_factory=list)
-    seconds: float = 0.0
+    seconds: float | None = 0.0
+    """Wall time of the task; None in a replay (see ``ResultRow.seconds``)."""
 
     def row(self, catalog: Catalog) -> ResultRow:
         return ResultRow(
@@ -81,7 +93,7 @@ class TaskResult:
             tool_match=self.scores.get("tool_match", 0.0), scores=self.scores,
             errors=self.errors, problems=self.problems, answer=self.trajectory.answer,
             trajectory=self.trajectory.model_dump(mode="json"),
-            seconds=round(self.seconds, 3))
+            seconds=None if self.seconds is None else round(self.seconds, 3))
 
 
 SCOPES = ("tier", "all", "apps")
@@ -105,6 +117,17 @@ def offered_tools(catalog: Catalog, task: Task, tools: str, k: int = 5,
     elif scope != "all":
         raise TaskError(f"retriever scope {scope!r}: choose one of {', '.join(SCOPES)}")
     return [h.api for h in index.search(task.query, k, where)]
+
+
+_forked: tuple[Runner, list[tuple[Task, int, list[str]]]] | None = None
+"""The runner and tasks a forked replay worker inherits from its parent."""
+
+
+def _execute_forked(n: int) -> Executed:
+    """In a forked worker: execute the parent's ``n``-th task."""
+    assert _forked is not None
+    runner, todo = _forked
+    return runner._execute(*todo[n])
 
 
 class Runner:
@@ -157,13 +180,12 @@ class Runner:
     def run(self, tasks: Sequence[Task], workers: int = 1) -> Iterator[TaskResult]:
         """Run what is pending, yielding each result as it is stored.
 
-        With ``workers`` > 1 (live mode only) tasks run in threads, but never two that
-        touch the same app at once: each task's writes are rolled back in its own scope,
-        and no other task can see them meanwhile."""
+        With ``workers`` > 1, live tasks run in threads, but never two that touch the
+        same app at once: each task's writes are rolled back in its own scope, and no
+        other task can see them meanwhile. Replayed tasks run in worker processes."""
         if workers > 1 and not self.mode.concurrent:
-            raise TaskError(f"--workers {workers} needs --mode live: cassettes are recorded "
-                            "and replayed by patching httpx for the whole process; record or "
-                            "replay with --workers 1")
+            raise TaskError(f"--workers {workers} needs --mode live or replay: a recording "
+                            "patches httpx for the whole process; record with --workers 1")
         self.log.start(self.spec or RunSpec(
             agent=self.agent.name, mode=self.mode.value, tools=self.tools,
             k=self.k if self.tools == "retriever" else None, trials=self.trials,
@@ -172,6 +194,9 @@ class Runner:
         if workers <= 1:
             for task, trial, offered in todo:
                 yield self._store(self._score(task, trial, self._execute(task, trial, offered)))
+            return
+        if self.mode.offline:
+            yield from self._replay_in_processes(todo, workers)
             return
         busy: set[str] = set()
         running: dict[Future[Executed], tuple[Task, int, set[str]]] = {}
@@ -193,6 +218,32 @@ class Runner:
                     task, trial, apps = running.pop(future)
                     busy -= apps
                     yield self._store(self._score(task, trial, future.result()))
+
+    def _replay_in_processes(self, todo: list[tuple[Task, int, list[str]]], workers: int
+                             ) -> Iterator[TaskResult]:
+        """Execute replayed tasks in ``workers`` processes; score and store them here, in
+        the order of ``todo``. The workers are forked, so they start with this runner
+        (agent, catalog, tasks) and nothing is pickled but a task's number and what
+        executing it gave."""
+        global _forked
+        if "fork" in multiprocessing.get_all_start_methods():
+            _forked = (self, todo)
+            pool: Executor = ProcessPoolExecutor(
+                workers, mp_context=multiprocessing.get_context("fork"))
+        else:                                # no fork here: threads share this runner
+            pool = ThreadPoolExecutor(workers, thread_name_prefix="toolbed-replay")
+        with pool:
+            try:
+                chunk = max(1, min(16, len(todo) // (workers * 8)))
+                executed = pool.map(_execute_forked if _forked else self._execute_item,
+                                    range(len(todo)) if _forked else todo, chunksize=chunk)
+                for (task, trial, _), run in zip(todo, executed, strict=True):
+                    yield self._store(self._score(task, trial, run))
+            finally:
+                _forked = None
+
+    def _execute_item(self, item: tuple[Task, int, list[str]]) -> Executed:
+        return self._execute(*item)
 
     def _touches(self, task: Task, offered: list[str]) -> set[str]:
         """The apps a task may read or write: its own and those of its offered tools."""
@@ -243,7 +294,8 @@ class Runner:
     def _score(self, task: Task, trial: int, run: Executed) -> TaskResult:
         score = score_run(task, run.trajectory, run.reference, self.catalog, self.similarity)
         return TaskResult(task, trial, run.trajectory, score.scores, score.errors,
-                          score.success, run.problems, run.seconds)
+                          score.success, run.problems,
+                          None if self.mode.offline else run.seconds)
 
     @property
     def similarity(self) -> Callable[[str, str], float]:

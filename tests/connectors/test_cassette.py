@@ -8,6 +8,7 @@ import json
 import httpx
 import pytest
 
+from benchmarks._vcrpy import vcrpy_replay
 from toolbed.connectors import Mode, Runtime, json_body, parse_mode
 from toolbed.errors import CassetteNotFoundError, ReplayMissError, ToolbedError
 
@@ -71,6 +72,9 @@ def test_a_request_that_was_not_recorded_is_a_clear_error(demo_catalog, tmp_path
     message = str(err.value)
     assert "has no recorded response for GET https://api.demo.example/v2/items/other" in message
     assert "re-record with --mode record" in message
+    # the nearest recording is named, with what differs
+    assert "#1 POST https://api.demo.example/v2/items: differs in method" in message
+    assert "path: /v2/items != /v2/items/other" in message
 
 
 def test_each_recording_plays_once_in_order(demo_catalog, tmp_path):
@@ -79,7 +83,7 @@ def test_each_recording_plays_once_in_order(demo_catalog, tmp_path):
     with Runtime(demo_catalog, mode="replay", cassette=path,
                  transport=httpx.MockTransport(offline)) as rt:
         assert rt.call("demo.get_item", {"item_id": "it-1"}).status == 200
-        with pytest.raises(ReplayMissError):
+        with pytest.raises(ReplayMissError, match="the same request, already played"):
             rt.call("demo.get_item", {"item_id": "it-1"})
 
 
@@ -143,7 +147,7 @@ def test_json_body_matcher_compares_parsed_json():
 
 def test_a_mode_says_what_it_implies_and_the_runtime_answers_for_it(demo_catalog, tmp_path):
     assert [m for m in Mode if m.offline] == [Mode.REPLAY]
-    assert [m for m in Mode if m.concurrent] == [Mode.LIVE]
+    assert [m for m in Mode if not m.concurrent] == [Mode.RECORD]
     assert [m for m in Mode if not m.uses_cassette] == [Mode.LIVE]
     assert all(m.can_restart is not m.offline for m in Mode)
     replay = Runtime(demo_catalog, mode="replay", cassette=tmp_path / "c.yaml", apps={})
@@ -177,3 +181,50 @@ def test_a_time_relative_to_the_run_replays_as_recorded_days_later(demo_catalog,
                  transport=httpx.MockTransport(server)) as rt:
         [live] = run_steps(rt, None, [tomorrow])
     assert live.args["title"] != title          # a live run is three days later
+
+
+def test_the_index_answers_as_vcrpy_did(demo_catalog, tmp_path):
+    """vcrpy's own player, with the same filters and matchers, gives the same
+    observations as the index: bodies compared as JSON, a request repeated."""
+    path = tmp_path / "run.yaml"
+    recorded = record(demo_catalog, path, CALLS)
+    calls = [("demo.create_item", {"tags": ["food"], "title": "Milk"}), *CALLS[1:]]
+    with Runtime(demo_catalog, mode="replay", cassette=path, env={}) as rt:
+        indexed = [rt.call(api, args) for api, args in calls]
+    with vcrpy_replay(), Runtime(demo_catalog, mode="replay", cassette=path, env={}) as rt:
+        replayed = [rt.call(api, args) for api, args in calls]
+    assert indexed == replayed == recorded
+
+
+def test_other_clients_of_the_task_are_answered_from_its_cassette(demo_catalog, tmp_path):
+    """A chat model's or a judge's own httpx client, recorded into the task's cassette,
+    replays from it too, and only in the thread that replays."""
+    path = tmp_path / "run.yaml"
+    with Runtime(demo_catalog, mode="record", cassette=path, env={"DEMO_API_KEY": KEY},
+                 transport=httpx.MockTransport(server)) as rt:
+        rt.call(*CALLS[1])
+    with Runtime(demo_catalog, mode="replay", cassette=path, env={}) as rt:
+        with httpx.Client() as model_client:
+            answer = model_client.get("https://api.demo.example/v2/items/it-1?units=metric")
+        assert answer.status_code == 200 and answer.json()["id"] == "it-1"
+        with pytest.raises(ReplayMissError):   # played once, like any recording
+            rt.call(*CALLS[1])
+    assert httpx.HTTPTransport.handle_request.__name__ == "handle_request"
+    assert "toolbed" not in httpx.HTTPTransport.handle_request.__module__
+
+
+def test_tasks_replay_side_by_side_each_from_its_own_cassette(demo_catalog, tmp_path):
+    from concurrent.futures import ThreadPoolExecutor
+
+    paths = []
+    for n in range(4):
+        paths.append(tmp_path / f"task{n}.yaml")
+        record(demo_catalog, paths[-1], [("demo.create_item", {"title": f"item {n}"})])
+
+    def replay(path):
+        with Runtime(demo_catalog, mode="replay", cassette=path, env={}) as rt:
+            return rt.call("demo.create_item", {"title": f"item {path.stem[-1]}"}).body["title"]
+
+    with ThreadPoolExecutor(4) as pool:
+        titles = list(pool.map(replay, paths))
+    assert titles == [f"item {n}" for n in range(4)]

@@ -104,7 +104,8 @@ def eval_(
         help="A seeded random sample of this many tasks, spread over the suite.")] = None,
     trials: Annotated[int, typer.Option(help="Runs of each task (pass^k).")] = 1,
     workers: Annotated[int, typer.Option(
-        help="Tasks run at once (live mode); two tasks that touch the same app never do.")
+        help="Tasks run at once: live, threads, and two tasks that touch the same app "
+             "never do; replay, processes. A recording runs one at a time.")
     ] = 1,
     run_dir: Annotated[Path | None, typer.Option(
         help="Where results go; an existing run resumes (default: "
