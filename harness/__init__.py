@@ -11,8 +11,23 @@ the scoring. The tasks themselves are ``toolbed.tasks``.
         assert run.ok, run.summary()
 """
 
-from ._evaluation import Evaluation, default_run_dir
-from ._oracle import TaskRun, check_state, run_oracle, truthy
+from ._dialogues import (
+    DialogueResult,
+    dialogue_summary,
+    evaluate_dialogues,
+    oracle_dialogue,
+    run_agent_dialogue,
+)
+from ._evaluation import Evaluation, default_run_dir, start_missing, stop_started
+from ._oracle import (
+    DialogueRun,
+    TaskRun,
+    TurnRun,
+    check_state,
+    run_dialogue,
+    run_oracle,
+    truthy,
+)
 from ._report import (
     html_report,
     load_results,
@@ -83,7 +98,10 @@ __all__ = [
     "ScriptedChatModel",
     "StepCase",
     "TaskResult",
+    "DialogueResult",
+    "DialogueRun",
     "TaskRun",
+    "TurnRun",
     "TaskScore",
     "ToolBox",
     "Trajectory",
@@ -105,6 +123,13 @@ __all__ = [
     "parse_react",
     "plot_runs",
     "render",
+    "dialogue_summary",
+    "evaluate_dialogues",
+    "oracle_dialogue",
+    "run_agent_dialogue",
+    "start_missing",
+    "stop_started",
+    "run_dialogue",
     "run_oracle",
     "run_stepwise",
     "same_value",

@@ -15,7 +15,7 @@ are stopped, also when the run is interrupted; the report is written from the ru
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -41,7 +41,32 @@ from ._runner import Runner, offered_tools
 from .agents import Agent
 from .metrics import Judge
 
-__all__ = ["Evaluation", "default_run_dir"]
+__all__ = ["Evaluation", "default_run_dir", "start_missing", "stop_started"]
+
+
+def start_missing(catalog: Catalog, names: Iterable[str], started: dict[str, RunningApp],
+                  unavailable: dict[str, str], say: Callable[[str], None]
+                  ) -> dict[str, RunningApp]:
+    """The running apps, with those of ``names`` that no `toolbed apps up` runs started
+    (noted in ``started``, for the caller to stop) or, when one will not start, noted in
+    ``unavailable`` with why."""
+    apps = running_apps(owned=False)       # not the apps another run started
+    for name in sorted(set(names) - set(apps)):
+        say(f"starting {name}")
+        try:
+            apps[name] = started[name] = own(get_launcher(name, catalog).start())
+        except AppError as exc:
+            unavailable[name] = str(exc)
+            say(f"{name} could not be started: {exc}")
+    return apps
+
+
+def stop_started(started: dict[str, RunningApp]) -> None:
+    """Stop the apps ``start_missing`` started, and forget them."""
+    for app in started.values():
+        stop_app(app)
+        forget_running(app)
+    started.clear()
 
 
 def default_run_dir(agent: Agent) -> Path:
@@ -120,21 +145,11 @@ class Evaluation:
         return write_report(self.run_dir)
 
     def stop_apps(self) -> None:
-        for app in self.started.values():
-            stop_app(app)
-            forget_running(app)
-        self.started.clear()
+        stop_started(self.started)
 
     def _start_apps(self, say: Callable[[str], None]) -> dict[str, RunningApp]:
-        apps = running_apps(owned=False)       # not the apps another run started
-        for name in sorted(set(self.needed_apps()) - set(apps)):
-            say(f"starting {name}")
-            try:
-                apps[name] = self.started[name] = own(get_launcher(name, self.catalog).start())
-            except AppError as exc:
-                self.unavailable[name] = str(exc)
-                say(f"{name} could not be started: {exc}")
-        return apps
+        return start_missing(self.catalog, self.needed_apps(), self.started,
+                             self.unavailable, say)
 
     def _restart(self, app: RunningApp) -> RunningApp:
         new = restart_recorded(app, self.catalog)

@@ -7,17 +7,19 @@ mention the facts the API returned, an operational change must show in the app's
 state (and must not have been there before), and after rollback the apps' state
 probes must equal their state before the task. The oracle's own answer is then
 scored by the rules an agent's answer will be scored by, so the suite is known to
-be passable at 100%.
+be passable at 100%. A dialogue (``run_dialogue``) is proven the same way, turn by turn,
+in one rollback scope, each turn seeing what the turns before it saved.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
 from jmespath.exceptions import JMESPathError
 
+from toolbed.apis import Step
 from toolbed.connectors import (
     Caller,
     RunningApp,
@@ -28,11 +30,13 @@ from toolbed.connectors import (
 )
 from toolbed.errors import TaskError
 from toolbed.rollback import Journal, RollbackReport, RollbackScope, Snapshot, diff, snapshot
-from toolbed.tasks._task import StateCheck, Task
+from toolbed.tasks._dialogue import Dialogue, Turn
+from toolbed.tasks._task import Answer, StateCheck, Task
 
 from .scoring import answer_matches, filled_references, mentions, render, same_value
 
-__all__ = ["GOLD_CAP", "TaskRun", "check_state", "run_oracle", "truthy"]
+__all__ = ["GOLD_CAP", "DialogueRun", "TaskRun", "TurnRun", "check_state", "run_dialogue",
+           "run_oracle", "truthy"]
 
 GOLD_CAP = 50_000_000
 """Characters of a response body the gold chain keeps (an agent's calls keep 32,000)."""
@@ -59,6 +63,45 @@ class TaskRun:
         head = f"{self.task.id}: {'ok' if self.ok else 'FAILED'} ({len(self.steps)} calls)"
         return "\n".join([head] + [f"  {p}" for p in self.problems] +
                          ([] if self.passed or self.problems else ["  the answer scored wrong"]))
+
+
+@dataclass
+class TurnRun:
+    """What the oracle did on one turn of a dialogue."""
+
+    turn: Turn
+    number: int
+    """The turn's place in the dialogue, from 1."""
+    steps: list[StepResult] = field(default_factory=list)
+    answer: str = ""
+    expected: Any = None
+    passed: bool = False
+    problems: list[str] = field(default_factory=list)
+
+
+@dataclass
+class DialogueRun:
+    """What the oracle did on a dialogue, turn by turn, and whether it holds up."""
+
+    dialogue: Dialogue
+    turns: list[TurnRun] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)
+    """The dialogue's own: its rollback, a turn that could not run."""
+    report: RollbackReport | None = None
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems and all(t.passed and not t.problems for t in self.turns)
+
+    def summary(self) -> str:
+        calls = sum(len(t.steps) for t in self.turns)
+        lines = [f"{self.dialogue.id}: {'ok' if self.ok else 'FAILED'} "
+                 f"({len(self.turns)} turns, {calls} calls)"]
+        for turn in self.turns:
+            lines += [f"  turn {turn.number}: {p}" for p in turn.problems]
+            if not turn.passed and not turn.problems:
+                lines.append(f"  turn {turn.number}: the answer scored wrong")
+        return "\n".join(lines + [f"  {p}" for p in self.problems])
 
 
 def truthy(value: Any) -> bool:
@@ -115,21 +158,7 @@ def _run(runtime: Runtime, task: Task, journal: Journal | None,
     scope = RollbackScope(runtime, journal, task_id=task.id, allow_irreversible=task.irreversible,
                           verify=task.apps if writes and not task.reset else ())
     with scope:
-        if task.answer.type == "operational":
-            for check, held in zip(task.answer.state, check_state(scope, task.answer.state),
-                                   strict=True):
-                if held:
-                    run.problems.append(f"state check {check.expect!r} on {check.api} holds "
-                                        "before the chain: the task would pass with no action")
-        saved: dict[str, Any] = {}
-        run.steps = run_steps(scope, None, task.chain, saved)
-        for result in run.steps:
-            if not result.ok:
-                obs = result.observation
-                reason = obs.error.message if obs.error else f"status {obs.status}"
-                run.problems.append(f"gold call {result.api_id} failed: {reason}")
-        if not run.problems:
-            _judge(scope, run, saved)
+        _gold(scope, task.chain, task.answer, run, {}, "the chain: the task")
     run.report = scope.report
     if run.report is not None and not run.report.clean:
         run.problems.append(run.report.summary())
@@ -145,8 +174,9 @@ def _probe(runtime: Runtime, app: str) -> Snapshot:
     return snapshot(runtime.call, runtime.catalog.app(app))
 
 
-def _judge(scope: RollbackScope, run: TaskRun, saved: dict[str, Any]) -> None:
-    answer = run.task.answer
+def _judge(scope: RollbackScope, answer: Answer, run: TaskRun | TurnRun,
+           saved: dict[str, Any]) -> None:
+    """Check ``answer`` against what the chain saved, and give the oracle's own answer."""
     if answer.type == "operational":
         after = check_state(scope, answer.state)
         for check, held in zip(answer.state, after, strict=True):
@@ -182,10 +212,71 @@ def _judge(scope: RollbackScope, run: TaskRun, saved: dict[str, Any]) -> None:
     run.passed = answer_matches(run.answer, run.expected, answer)
 
 
-def _extract(expression: str, saved: dict[str, Any], run: TaskRun) -> Any:
+def _extract(expression: str, saved: dict[str, Any], run: TaskRun | TurnRun) -> Any:
     """``expression`` over the chain's observations; a type error is the task's problem."""
     try:
         return evaluate(expression, saved)
     except JMESPathError as exc:
         run.problems.append(f"{expression!r} cannot be evaluated on what the app returned: {exc}")
         return None
+
+
+def run_dialogue(runtime: Runtime, dialogue: Dialogue, journal: Journal | None = None,
+                 skip: Iterable[int] = ()) -> DialogueRun:
+    """Run a dialogue's gold turns in order through one rollback scope and judge each.
+
+    Observations a turn saves stay visible to the turns after it. An operational turn's
+    state checks must not hold before that turn and must hold after it. ``skip`` leaves
+    out turns (numbered from 0): a later turn that builds on one of them then fails.
+    """
+    catalog = runtime.catalog
+    writes = any(catalog.api(s.api).effect == "write" for s in dialogue.chain)
+    run = DialogueRun(dialogue)
+    cap, runtime.max_chars = runtime.max_chars, GOLD_CAP
+    scope = RollbackScope(runtime, journal, task_id=dialogue.id,
+                          allow_irreversible=dialogue.irreversible,
+                          verify=dialogue.apps if writes else ())
+    skipped = set(skip)
+    try:
+        with scope:
+            saved: dict[str, Any] = {}
+            for n, turn in enumerate(dialogue.turns):
+                if n in skipped:
+                    continue
+                run.turns.append(_run_turn(scope, turn, n + 1, saved))
+    finally:
+        runtime.max_chars = cap
+    run.report = scope.report
+    if run.report is not None and not run.report.clean:
+        run.problems.append(run.report.summary())
+    return run
+
+
+def _run_turn(scope: RollbackScope, turn: Turn, number: int, saved: dict[str, Any]
+              ) -> TurnRun:
+    run = TurnRun(turn, number)
+    if turn.asks is not None:           # the right move is a question, and no call
+        run.answer, run.passed = f"Could you tell me {turn.asks}?", True
+        return run
+    assert turn.answer is not None
+    _gold(scope, turn.chain, turn.answer, run, saved, "the turn: it")
+    return run
+
+
+def _gold(scope: RollbackScope, chain: list[Step], answer: Answer, run: TaskRun | TurnRun,
+          saved: dict[str, Any], before: str) -> None:
+    """Run a gold chain and judge its answer: an operational answer's state checks must
+    not hold before it (``before`` names it in the problem), every call must succeed."""
+    if answer.type == "operational":
+        for check, held in zip(answer.state, check_state(scope, answer.state), strict=True):
+            if held:
+                run.problems.append(f"state check {check.expect!r} on {check.api} holds "
+                                    f"before {before} would pass with no action")
+    run.steps = run_steps(scope, None, chain, saved)
+    for result in run.steps:
+        if not result.ok:
+            obs = result.observation
+            reason = obs.error.message if obs.error else f"status {obs.status}"
+            run.problems.append(f"gold call {result.api_id} failed: {reason}")
+    if not run.problems:
+        _judge(scope, answer, run, saved)

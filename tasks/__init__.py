@@ -1,6 +1,7 @@
 """The task suite: the task format, the loader and its checks, the splits, the
 statistics and the near-duplicate check, beside the task files they read
-(``selfhosted/<app>.yaml``, ``hosted/<app>.yaml``), which install with them.
+(``selfhosted/<app>.yaml``, ``hosted/<app>.yaml``) and the multi-turn dialogues
+(``dialogues/<app>.yaml``, ``load_dialogues``), which install with them.
 
     from toolbed.tasks import load_tasks
 
@@ -17,14 +18,29 @@ from toolbed._lazy import attach as _attach
 
 if TYPE_CHECKING:
     from ._dedup import PARAPHRASE_THRESHOLD, Pair, near_duplicates
+    from ._dialogue import (
+        DIALOGUE_CASSETTES,
+        DIALOGUES_DIR,
+        GRANULARITIES,
+        Dialogue,
+        DialogueSuite,
+        Turn,
+        check_dialogue,
+        dialogue_cassette,
+        load_dialogues,
+    )
     from ._splits import HELD_OUT, SHARES, assign_splits
     from ._stats import GROUPINGS, api_coverage, task_stats, task_table
     from ._suite import (
         TASK_CASSETTES,
         TASKS_DIR,
+        CheckedCalls,
         TaskSuite,
+        check_calls,
+        check_flags,
         check_task,
         load_file,
+        load_items,
         load_tasks,
         set_field,
         task_cassette,
@@ -46,6 +62,19 @@ __getattr__, __dir__ = _attach(__name__, __file__)
 __all__ = [
     "Answer",
     "CATEGORIES",
+    "CheckedCalls",
+    "DIALOGUES_DIR",
+    "DIALOGUE_CASSETTES",
+    "Dialogue",
+    "DialogueSuite",
+    "GRANULARITIES",
+    "Turn",
+    "check_calls",
+    "check_dialogue",
+    "check_flags",
+    "dialogue_cassette",
+    "load_dialogues",
+    "load_items",
     "FixedAnswer",
     "GROUPINGS",
     "HELD_OUT",

@@ -8,22 +8,22 @@ the API, an ``irreversible`` flag that does not match the chain, duplicate ids.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import yaml
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
-from toolbed.apis import Catalog, load_catalog
+from toolbed.apis import Catalog, Step, load_catalog
 from toolbed.connectors import validate_args
 from toolbed.errors import ArgumentError, TaskError, UnknownApiError
 
-from ._task import Task
+from ._task import Answer, Task
 
 __all__ = [
-    "TASKS_DIR", "TASK_CASSETTES", "TaskSuite", "check_task", "load_file", "load_tasks",
-    "set_field", "task_cassette",
+    "TASKS_DIR", "TASK_CASSETTES", "CheckedCalls", "TaskSuite", "check_calls", "check_flags",
+    "check_task", "load_file", "load_items", "load_tasks", "set_field", "task_cassette",
 ]
 
 TASKS_DIR = Path(__file__).resolve().parent
@@ -34,6 +34,7 @@ TASK_CASSETTES = TASKS_DIR.parent / "cassettes" / "tasks"
 (the repository's ``cassettes/tasks``: they are not installed with the package)."""
 
 _SafeLoader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+M = TypeVar("M", bound=BaseModel)
 
 
 class TaskSuite:
@@ -93,7 +94,7 @@ def load_tasks(*roots: str | Path, catalog: Catalog | None = None) -> TaskSuite:
     """Load every task file under the given folders (default: the shipped suite)."""
     catalog = catalog or load_catalog()
     files: list[Path] = []
-    for root in [Path(r) for r in roots] or [TASKS_DIR]:
+    for root in [Path(r) for r in roots] or [TASKS_DIR / "selfhosted", TASKS_DIR / "hosted"]:
         if root.is_file():
             files.append(root)
         elif root.is_dir():
@@ -105,6 +106,13 @@ def load_tasks(*roots: str | Path, catalog: Catalog | None = None) -> TaskSuite:
 
 def load_file(path: Path, catalog: Catalog) -> list[Task]:
     """One task file, each task checked against the catalog."""
+    return load_items(path, Task, check_task, catalog, "task")
+
+
+def load_items(path: Path, model: type[M], check: Callable[[M, Catalog], list[str]],
+               catalog: Catalog, kind: str) -> list[M]:
+    """A YAML list of ``model`` items (tasks or dialogues), each validated, then checked
+    against the catalog by ``check``; the first bad one is an error naming file and id."""
     try:
         data = yaml.load(path.read_text(encoding="utf-8"), Loader=_SafeLoader)
     except yaml.YAMLError as exc:
@@ -113,22 +121,22 @@ def load_file(path: Path, catalog: Catalog) -> list[Task]:
         problem = getattr(exc, "problem", None) or exc
         raise TaskError(f"{path}: not valid YAML{where}: {problem}; fix the file") from None
     if not isinstance(data, list):
-        raise TaskError(f"{path}: a task file is a YAML list of tasks")
-    tasks = []
+        raise TaskError(f"{path}: a {kind} file is a YAML list of {kind}s")
+    items = []
     for index, item in enumerate(data):
         label = item.get("id") if isinstance(item, dict) else None
-        where = f"{path}: task {label or f'#{index + 1}'!s}"
+        where = f"{path}: {kind} {label or f'#{index + 1}'!s}"
         try:
-            task = Task.model_validate(item)
+            parsed = model.model_validate(item)
         except ValidationError as exc:
             raise TaskError("\n".join(f"{where}: {_field(e['loc'])}"
                                       f"{e['msg'].removeprefix('Value error, ')}"
                                       for e in exc.errors())) from None
-        problems = check_task(task, catalog)
+        problems = check(parsed, catalog)
         if problems:
             raise TaskError("\n".join(f"{where}: {p}" for p in problems))
-        tasks.append(task)
-    return tasks
+        items.append(parsed)
+    return items
 
 
 def _field(loc: tuple[Any, ...]) -> str:
@@ -139,24 +147,43 @@ def _field(loc: tuple[Any, ...]) -> str:
 
 def check_task(task: Task, catalog: Catalog) -> list[str]:
     """What is wrong with a task given the catalog (empty when nothing is)."""
-    problems: list[str] = []
+    checked = check_calls(task.chain, task.answer, task.query, catalog)
+    problems = checked.problems
+    if task.type == "operational" and not checked.writes:
+        problems.append("an operational task's chain must make at least one write")
+    return problems + check_flags(checked, task.irreversible, task.reset, task.verified)
+
+
+class CheckedCalls:
+    """What ``check_calls`` found: the problems, and what the calls do."""
+
+    def __init__(self) -> None:
+        self.problems: list[str] = []
+        self.writes = self.irreversible = False
+        self.tiers: set[str] = set()
+
+
+def check_calls(chain: Sequence[Step], answer: Answer | None, query: str, catalog: Catalog,
+                prefix: str = "") -> CheckedCalls:
+    """Check a chain and an answer's state reads against the catalog: the APIs exist,
+    their arguments fit, a state check only reads, the query does not name an API."""
+    found = CheckedCalls()
+    problems = found.problems
     calls: list[tuple[str, str, dict[str, Any], set[str]]] = [
-        (f"chain[{i}]", s.api, s.args, set(s.bind)) for i, s in enumerate(task.chain)]
-    if task.answer.type == "operational":
-        calls += [(f"answer.state[{i}]", c.api, c.args, set())
-                  for i, c in enumerate(task.answer.state)]
-    irreversible = writes = False
-    tiers = set()
+        (f"{prefix}chain[{i}]", s.api, s.args, set(s.bind)) for i, s in enumerate(chain)]
+    if answer is not None and answer.type == "operational":
+        calls += [(f"{prefix}answer.state[{i}]", c.api, c.args, set())
+                  for i, c in enumerate(answer.state)]
     for where, api_id, args, bound in calls:
         try:
             api = catalog.api(api_id)
         except UnknownApiError as exc:
             problems.append(f"{where}: {exc}")
             continue
-        tiers.add(catalog.app_of(api).tier)
-        if where.startswith("chain"):
-            writes |= api.effect == "write"
-            irreversible |= api.effect == "write" and api.undo is None
+        found.tiers.add(catalog.app_of(api).tier)
+        if "chain" in where:
+            found.writes |= api.effect == "write"
+            found.irreversible |= api.effect == "write" and api.undo is None
         elif api.effect != "read":
             problems.append(f"{where}: {api_id} is a write; a state check must only read")
         unknown = (set(args) | bound) - set(api.args)
@@ -169,23 +196,28 @@ def check_task(task: Task, catalog: Catalog) -> list[str]:
             except ArgumentError as exc:
                 problems.append(f"{where}: {exc}")
         name = api_id.split(".", 1)[1]
-        if "_" in name and name in task.query or api_id in task.query:
+        if "_" in name and name in query or api_id in query:
             problems.append(f"the query names the API {api_id}; say it as a user would")
-    if task.type == "operational" and not writes:
-        problems.append("an operational task's chain must make at least one write")
-    if irreversible != task.irreversible:
+    return found
+
+
+def check_flags(found: CheckedCalls, irreversible: bool, reset: bool, verified: bool
+                ) -> list[str]:
+    """Whether a task's (or a dialogue's) flags agree with what its calls do."""
+    problems = []
+    if found.irreversible != irreversible:
         problems.append(
             "the chain makes a write that has no undo: say `irreversible: true` (and act only "
-            "on objects the chain creates)" if irreversible else
+            "on objects the chain creates)" if found.irreversible else
             "`irreversible: true`, but every write of the chain has an undo")
-    if task.reset and not task.irreversible:
+    if reset and not irreversible:
         problems.append("`reset: true` is for chains with a write no undo reverses "
                         "(`irreversible: true`); rollback undoes the rest")
-    if task.reset and tiers != {"selfhosted"}:
+    if reset and found.tiers != {"selfhosted"}:
         problems.append("`reset: true` restarts self-hosted apps; a hosted app cannot be reset")
-    if len(tiers) > 1:
+    if len(found.tiers) > 1:
         problems.append("a task's apps are all self-hosted or all hosted")
-    if not task.verified and tiers == {"selfhosted"}:
+    if not verified and found.tiers == {"selfhosted"}:
         problems.append("self-hosted tasks are validated live: `verified: false` is for hosted")
     return problems
 

@@ -6,7 +6,8 @@
 - ``LangChainAgent``: any LangChain chat model with native tool calling, in a loop:
   the model calls tools, each call goes through the ``ToolBox`` and its observation
   (cut to ``observation_cap`` characters) goes back, until the model answers in text
-  or ``max_steps`` rounds have passed.
+  or ``max_steps`` rounds have passed. ``start`` opens a conversation that keeps the
+  history from one user turn to the next (a ``ConversingAgent``, for dialogues).
 - ``ReactAgent``: the Thought / Action / Action Input text protocol of the seeds, for
   models without native tool calling. Each output is parsed (leniently by default,
   strictly with ``strict=True``); an output that does not parse is counted and answered
@@ -28,7 +29,7 @@ import json
 import os
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
@@ -43,8 +44,9 @@ from .._trajectory import ToolBox, Trajectory
 from ._embedded import EmbeddedChatModel
 from ._react import ReactFormatError, cut_observation, parse_react
 
-__all__ = ["REACT_PROMPT", "SYSTEM_PROMPT", "Agent", "AgentOptions", "LangChainAgent",
-           "OracleAgent", "ReactAgent", "ScriptedChatModel", "chat_model", "make_agent"]
+__all__ = ["REACT_PROMPT", "SYSTEM_PROMPT", "Agent", "AgentOptions", "Conversation",
+           "ConversingAgent", "LangChainAgent", "LangChainConversation", "OracleAgent",
+           "ReactAgent", "ScriptedChatModel", "chat_model", "make_agent"]
 
 SYSTEM_PROMPT = (
     "You help a user by calling the tools you are given; they act on real applications. "
@@ -82,6 +84,19 @@ class Agent(Protocol):
     def run(self, task: Task, tools: ToolBox) -> Trajectory: ...
 
 
+class Conversation(Protocol):
+    """One dialogue with a user: ``reply`` answers a turn, remembering the turns before."""
+
+    def reply(self, text: str) -> Trajectory: ...
+
+
+@runtime_checkable
+class ConversingAgent(Agent, Protocol):
+    """An agent that can hold a dialogue (``LangChainAgent``, so the embedded one too)."""
+
+    def start(self, tools: ToolBox) -> Conversation: ...
+
+
 class OracleAgent:
     """The gold chain. The runner runs it with ``run_oracle`` (see the module's
     docstring); ``run`` runs the chain through a tool box, for use outside a runner."""
@@ -111,13 +126,31 @@ class LangChainAgent:
         self.system_prompt = system_prompt
 
     def run(self, task: Task, tools: ToolBox) -> Trajectory:
+        return self.start(tools).reply(task.query)
+
+    def start(self, tools: ToolBox) -> LangChainConversation:
+        """A conversation over ``tools``: each ``reply`` answers one user turn, with
+        the turns before it (and their tool calls and results) in the model's context."""
+        return LangChainConversation(self, tools)
+
+
+class LangChainConversation:
+    """The messages of one conversation, and the tool loop that answers each turn."""
+
+    def __init__(self, agent: LangChainAgent, tools: ToolBox):
+        self.agent, self.tools = agent, tools
+        self.bound = agent.model.bind_tools(langchain_tools(tools, tools.offered))
+        self.messages: list[BaseMessage] = [SystemMessage(agent.system_prompt)]
+
+    def reply(self, text: str) -> Trajectory:
+        """Answer the user's ``text``: call tools until the model answers in text or
+        ``max_steps`` rounds have passed; the calls go into the tool box's trajectory."""
+        tools, messages = self.tools, self.messages
         trajectory = tools.trajectory
-        bound = self.model.bind_tools(langchain_tools(tools, tools.offered))
-        messages: list[BaseMessage] = [SystemMessage(self.system_prompt),
-                                       HumanMessage(task.query)]
-        for _ in range(self.max_steps):
+        messages.append(HumanMessage(text))
+        for _ in range(self.agent.max_steps):
             try:
-                reply = bound.invoke(messages)
+                reply = self.bound.invoke(messages)
             except Exception as exc:  # the model's server, not the task, failed
                 trajectory.error = f"the model failed: {type(exc).__name__}: {exc}"[:500]
                 break
@@ -136,7 +169,7 @@ class LangChainAgent:
             for call in reply.tool_calls:
                 observation = tools.observe(call["name"], call["args"])
                 messages.append(ToolMessage(
-                    observation.model_dump_json()[: self.observation_cap],
+                    observation.model_dump_json()[: self.agent.observation_cap],
                     tool_call_id=call.get("id") or ""))
         return trajectory
 

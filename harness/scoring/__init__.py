@@ -1,6 +1,7 @@
 """Scoring one run of one task: ``_answers`` compares an answer with what was
 expected (the match rules a task states, shared with task validation), ``_runs``
-scores a whole run with the seeds' metrics (``toolbed.harness.metrics``)."""
+scores a whole run with the seeds' metrics (``toolbed.harness.metrics``), and
+``_dialogues`` a dialogue's turns with MTU-Bench's."""
 
 from ._answers import (
     answer_matches,
@@ -11,6 +12,7 @@ from ._answers import (
     render,
     same_value,
 )
+from ._dialogues import score_dialogue, turn_right
 from ._runs import OPEN_PASS, Reference, TaskScore, gold_calls, score_run
 
 __all__ = [
@@ -25,5 +27,7 @@ __all__ = [
     "numbers_in",
     "render",
     "same_value",
+    "score_dialogue",
     "score_run",
+    "turn_right",
 ]

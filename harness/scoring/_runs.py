@@ -21,11 +21,11 @@ text-protocol agents, and the error taxonomy.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from toolbed.apis import Catalog
+from toolbed.apis import Catalog, Step
 from toolbed.tasks._task import Task
 
 from .._trajectory import Call, Trajectory
@@ -72,14 +72,14 @@ class TaskScore:
     success: bool
 
 
-def gold_calls(task: Task, calls: list[Call]) -> list[tuple[str, dict[str, Any]]]:
+def gold_calls(chain: Sequence[Step], calls: list[Call]) -> list[tuple[str, dict[str, Any]]]:
     """The chain's calls with the arguments the query fixes; a bound argument takes the
     value the agent gave it in its call of that API with the same rank (the second
     ``get_bookmark`` of the chain, the agent's second ``get_bookmark``), when it made one
     (see the module's docstring)."""
     gold = []
     seen: dict[str, int] = {}
-    for step in task.chain:
+    for step in chain:
         args = dict(step.args)
         nth = seen[step.api] = seen.get(step.api, -1) + 1   # the n-th call of this API
         made = next((c for i, c in enumerate(c for c in calls if c.valid and c.api == step.api)
@@ -106,7 +106,7 @@ def score_run(
     """Every metric that applies to this run, by name, and its error counts."""
     calls = trajectory.calls
     valid = [c.api for c in calls if c.valid]
-    gold = gold_calls(task, calls)
+    gold = gold_calls(task.chain, calls)
     gold_apis = [api for api, _ in gold]
     scores: dict[str, float] = {"tool_match": tool_matching_rate(valid, gold_apis)}
     completion = _completion(task, trajectory, reference, catalog, similarity)

@@ -35,6 +35,8 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "rollback": ("_rollback", "app", "Inspect the journal of writes and undo what a dead run "
                  "left."),
     "tasks": ("_tasks", "app", "The task suite: list, validate live, record cassettes, count."),
+    "dialogues": ("_dialogues", "app", "Multi-turn dialogues: list, validate live, record "
+                  "cassettes."),
     "retriever": ("_retriever", "app", "Index the catalog's APIs in chroma, search them, train "
                   "and measure the retriever."),
 }

@@ -21,18 +21,21 @@ from toolbed.harness import (
     RunLog,
     chat_model,
     default_run_dir,
+    evaluate_dialogues,
     load_results,
     make_agent,
     markdown,
     plot_runs,
     run_stepwise,
+    start_missing,
     step_means,
+    stop_started,
     summarize,
     write_report,
 )
 from toolbed.harness.metrics import embedding_similarity, llm_judge
 from toolbed.retriever import model_name
-from toolbed.tasks import Task
+from toolbed.tasks import Task, load_dialogues
 
 from ._output import JsonOpt, console, print_json, table
 from ._tasks import AppsOpt, SplitOpt, TasksOpt, TierOpt, TypesOpt, _select
@@ -113,6 +116,10 @@ def eval_(
     cassettes: Annotated[Path | None, typer.Option(
         help="Cassette folder for record/replay (oracle: cassettes/tasks; others: "
         "<run dir>/cassettes).")] = None,
+    turns: Annotated[str, typer.Option(
+        help="single: the tasks, one user turn each; multi: the dialogues (`toolbed "
+        "dialogues list`), the user's turns one at a time, offered --tools gold or apps; "
+        "all: both.")] = "single",
 ) -> None:
     """Run an agent on tasks, roll every write back, score it and write a report.
 
@@ -123,6 +130,15 @@ def eval_(
         model=model, base_url=base_url, api_key_env=api_key_env, temperature=temperature,
         max_steps=max_steps, observation_cap=observation_cap, strict_parse=strict_parse))
     run_mode = parse_mode(mode)
+    if turns not in ("single", "multi", "all"):
+        raise typer.BadParameter(f"--turns {turns!r}: choose single, multi or all")
+    if turns != "single":
+        run_dir = run_dir or default_run_dir(chosen_agent)
+        _dialogues(chosen_agent, run_mode, tools or "gold", app_, split or ["test"], sample,
+                   limit, run_dir, cassettes if turns == "multi" else None)
+        if turns == "multi":
+            return
+        tools = None if tools == "gold" else tools
     judge_fn = llm_judge(chat_model(judge, judge_base_url, judge_api_key_env)) if judge else None
     suite, chosen = _select(tasks, app_, type_, split or ["test"], None, tier)
     if sample and sample < len(chosen):
@@ -166,6 +182,44 @@ def eval_(
     if summary.get("problems"):
         console.print(f"{summary['problems']} run(s) had problems besides the agent's own "
                       "mistakes (an app down, a write not undone...): see summary.md")
+        raise typer.Exit(1)
+
+
+def _dialogues(agent: Agent, mode: Mode, tools: str, apps: list[str] | None,
+               splits: list[str], sample: int | None, limit: int | None, run_dir: Path,
+               cassettes: Path | None) -> None:
+    """``--turns multi``: the agent on the dialogues, one user turn at a time."""
+    suite = load_dialogues()
+    chosen = suite.filter(apps or (), splits)
+    if sample and sample < len(chosen):
+        chosen = random.Random(0).sample(chosen, sample)
+    chosen = chosen[:limit] if limit else chosen
+    if not chosen:
+        raise TaskError("no dialogue matches these filters (`toolbed dialogues list` shows "
+                        "them)")
+    started: dict[str, Any] = {}
+    try:
+        running = None if mode.offline else start_missing(
+            suite.catalog, {a for d in chosen for a in d.apps}, started, {},
+            lambda line: console.print(line, markup=False))
+        with Progress(console=console, transient=True) as progress:
+            bar = progress.add_task(f"{agent.name} on {len(chosen)} dialogues ({mode.value})",
+                                    total=len(chosen))
+            summary = evaluate_dialogues(suite.catalog, agent, chosen, run_dir, mode, tools,
+                                         cassettes, running,
+                                         advance=lambda: progress.advance(bar))
+    finally:
+        stop_started(started)
+    names = ["success", "sr", "ats", "sats", "tpr", "tn", "to", "ts", "ps", "tool_match"]
+    groups = {"all": summary["all"], **summary["by_granularity"]}
+    table(f"{agent.name} on {summary['all']['dialogues']} dialogues ({mode.value})",
+          ["granularity", "dialogues", *names],
+          [[name, str(g["dialogues"]), *(f"{g[n]:.3f}" if n in g else "" for n in names)]
+           for name, g in groups.items()])
+    console.print(f"dialogues in {run_dir / 'dialogues.jsonl'}")
+    if summary["problems"]:
+        console.print(f"{summary['problems']} dialogue(s) had problems besides the agent's "
+                      "own mistakes: see dialogues.jsonl")
         raise typer.Exit(1)
 
 

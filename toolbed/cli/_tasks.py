@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, TypeVar
 
 import typer
 from rich.progress import Progress
@@ -17,7 +17,6 @@ from toolbed.launchers import restart_recorded
 from toolbed.tasks import (
     PARAPHRASE_THRESHOLD,
     TASK_CASSETTES,
-    TASKS_DIR,
     Task,
     TaskSuite,
     api_coverage,
@@ -30,6 +29,9 @@ from toolbed.tasks import (
 )
 
 from ._output import JsonOpt, console, print_json, table
+
+T = TypeVar("T")
+R = TypeVar("R")
 
 app = typer.Typer(help="The task suite: list, validate live, record cassettes, count.",
                   no_args_is_help=True, add_completion=False)
@@ -65,12 +67,13 @@ def list_(app_: AppsOpt = None, type_: TypesOpt = None, split: SplitOpt = None,
           [[t.id, ",".join(t.apps), t.scenario, t.type, t.split, t.query] for t in chosen])
 
 
-def _run_all(chosen: list[Task], one: Callable[[Task], TaskRun], what: str) -> list[TaskRun]:
+def _run_all(chosen: Sequence[T], one: Callable[[T], R], what: str) -> list[R]:
+    """``one`` of each item, under a progress bar saying ``what``."""
     runs = []
     with Progress(console=console, transient=True) as progress:
         bar = progress.add_task(what, total=len(chosen))
-        for task in chosen:
-            runs.append(one(task))
+        for item in chosen:
+            runs.append(one(item))
             progress.advance(bar)
     return runs
 
@@ -207,11 +210,11 @@ def stats(
 def split(
     write: Annotated[bool, typer.Option("--write", help="Write the splits into the task files.")]
     = False,
-    tasks: Annotated[Path, typer.Option("--tasks", help="The task folder.")] = TASKS_DIR,
+    tasks: TasksOpt = None,
 ) -> None:
     """Assign train/dev/test by a hash of the id; a quarter of the APIs only one task uses
     are held out in test (so test holds APIs that train never shows)."""
-    suite = load_tasks(tasks)
+    suite = load_tasks(tasks) if tasks else load_tasks()
     splits = assign_splits(list(suite))
     seen_in_train = {s.api for t in suite if splits[t.id] == "train" for s in t.chain}
     unseen = [t.id for t in suite if splits[t.id] == "test"
