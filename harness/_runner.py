@@ -224,13 +224,15 @@ class Runner:
         """Execute replayed tasks in ``workers`` processes; score and store them here, in
         the order of ``todo``. The workers are forked, so they start with this runner
         (agent, catalog, tasks) and nothing is pickled but a task's number and what
-        executing it gave."""
+        executing it gave. An agent that is not ``fork_safe`` (a model running on
+        threads in this process) gets threads instead, as does a platform with no fork."""
         global _forked
-        if "fork" in multiprocessing.get_all_start_methods():
+        if "fork" in multiprocessing.get_all_start_methods() and \
+                getattr(self.agent, "fork_safe", True):
             _forked = (self, todo)
             pool: Executor = ProcessPoolExecutor(
                 workers, mp_context=multiprocessing.get_context("fork"))
-        else:                                # no fork here: threads share this runner
+        else:                                # threads share this runner
             pool = ThreadPoolExecutor(workers, thread_name_prefix="toolbed-replay")
         with pool:
             try:

@@ -125,6 +125,12 @@ class LangChainAgent:
         self.observation_cap = observation_cap
         self.system_prompt = system_prompt
 
+    @property
+    def fork_safe(self) -> bool:
+        """Whether a forked process can run this agent (a replay worker): not when its
+        model runs in this process on threads that a fork leaves behind."""
+        return bool(getattr(self.model, "fork_safe", True))
+
     def run(self, task: Task, tools: ToolBox) -> Trajectory:
         return self.start(tools).reply(task.query)
 

@@ -72,6 +72,10 @@ class EmbeddedChatModel(BaseChatModel):
     temperature: float = 0.0
     seed: int = 0
 
+    fork_safe: bool = False
+    """llama.cpp's OpenMP threads do not survive a fork: a forked child that generates
+    waits for them forever, so replay workers run this model in threads instead."""
+
     _llm: Any = PrivateAttr(default=None)
     _lock: threading.Lock = PrivateAttr(default_factory=threading.Lock)
 

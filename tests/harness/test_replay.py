@@ -1,14 +1,23 @@
 """Replaying the suite's cassettes from the index: the same result rows as vcrpy's
-player gave, and the same bytes from worker processes as from one."""
+player gave, the same bytes from worker processes as from one, and threads for a model
+that a fork would hang."""
 
 from __future__ import annotations
 
 import random
 from pathlib import Path
+from typing import Any
+
+import pytest
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
+from langchain_core.outputs import ChatGeneration, ChatResult
 
 from benchmarks._vcrpy import vcrpy_replay
-from toolbed.harness import OracleAgent, Runner, write_report
+from toolbed.harness import LangChainAgent, OracleAgent, Runner, write_report
 from toolbed.tasks import Task, load_tasks
+
+from ..conftest import AppPool, block_network
 
 SUITE = load_tasks()
 
@@ -46,3 +55,55 @@ def test_worker_processes_write_the_same_bytes_as_one(tmp_path: Path) -> None:
     results = {name: (tmp_path / name / "results.jsonl").read_bytes() for name in runs}
     assert results["two"] == results["one"] == results["two again"]
     assert results["one"].count(b"\n") == len(tasks)
+
+
+class ThreadOnlyModel(BaseChatModel):
+    """Stands in for a model that runs on threads of this process (the embedded one):
+    its reply depends only on the conversation, as a real model's does."""
+
+    fork_safe: bool = False
+    scripts: dict[str, list[AIMessage]]
+
+    @property
+    def _llm_type(self) -> str:
+        return "thread-only"
+
+    def bind_tools(self, tools: Any, **kwargs: Any) -> Any:
+        return self
+
+    def _generate(self, messages: list[BaseMessage], stop: Any = None, run_manager: Any = None,
+                  **kwargs: Any) -> ChatResult:
+        query = next(str(m.content) for m in messages if isinstance(m, HumanMessage))
+        said = sum(isinstance(m, AIMessage) for m in messages)
+        return ChatResult(generations=[ChatGeneration(message=self.scripts[query][said])])
+
+
+def test_a_model_that_cannot_be_forked_replays_in_threads(
+        tmp_path: Path, pool: AppPool, monkeypatch: pytest.MonkeyPatch) -> None:
+    tasks = [SUITE.task("kinto-packing-left"), SUITE.task("kinto-unread-books")]
+    reads = [{"bucket": "trips", "collection": "packing"},
+             {"bucket": "library", "collection": "books"}]
+    scripts = {task.query: [AIMessage("", tool_calls=[{"id": "1", "name": "kinto__list_records",
+                                                       "args": args}]), AIMessage(answer)]
+               for task, args, answer in zip(tasks, reads, ["2 left.", "Middlemarch."],
+                                             strict=True)}
+
+    def model() -> ThreadOnlyModel:
+        return ThreadOnlyModel(scripts=scripts)
+
+    cassettes = tmp_path / "cassettes"
+    recorded = list(Runner(SUITE.catalog, LangChainAgent(model()), tmp_path / "rec", "record",
+                           tools="gold", cassettes=cassettes,
+                           apps=pool.only("kinto")).run(tasks))
+
+    def no_processes(*args: object, **kwargs: object) -> None:
+        raise AssertionError("forked a model that cannot be forked")
+
+    monkeypatch.setattr("toolbed.harness._runner.ProcessPoolExecutor", no_processes)
+    block_network(monkeypatch)
+    agent = LangChainAgent(model())
+    assert agent.fork_safe is False
+    replayed = list(Runner(SUITE.catalog, agent, tmp_path / "rep", "replay", tools="gold",
+                           cassettes=cassettes).run(tasks, workers=2))
+    assert [r.trajectory for r in replayed] == [r.trajectory for r in recorded]
+    assert [r.scores for r in replayed] == [r.scores for r in recorded]
