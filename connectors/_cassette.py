@@ -190,8 +190,8 @@ class Cassette:
         return self._played
 
     def _read(self) -> list[dict[str, Any]]:
-        """The cassette's recorded exchanges, and its clock. A cassette to replay must be
-        one: a damaged file, an empty or a garbled one is named as such."""
+        """The cassette's recorded exchanges (and ``clock`` set from it). A cassette to
+        replay must be one: a damaged file, an empty or a garbled one is named as such."""
         fix = "restore it (git checkout) or record it again with --mode record"
         try:
             data = yamlserializer.deserialize(self.path.read_text(encoding="utf-8"))
