@@ -227,18 +227,21 @@ class Runner:
         executing it gave. An agent that is not ``fork_safe`` (a model running on
         threads in this process) gets threads instead, as does a platform with no fork."""
         global _forked
+        work: Callable[[Any], Executed]
+        items: Sequence[Any]
         if "fork" in multiprocessing.get_all_start_methods() and \
                 getattr(self.agent, "fork_safe", True):
             _forked = (self, todo)
             pool: Executor = ProcessPoolExecutor(
                 workers, mp_context=multiprocessing.get_context("fork"))
+            work, items = _execute_forked, range(len(todo))
         else:                                # threads share this runner
             pool = ThreadPoolExecutor(workers, thread_name_prefix="toolbed-replay")
+            work, items = self._execute_item, todo
         with pool:
             try:
                 chunk = max(1, min(16, len(todo) // (workers * 8)))
-                executed = pool.map(_execute_forked if _forked else self._execute_item,
-                                    range(len(todo)) if _forked else todo, chunksize=chunk)
+                executed = pool.map(work, items, chunksize=chunk)
                 for (task, trial, _), run in zip(todo, executed, strict=True):
                     yield self._store(self._score(task, trial, run))
             finally:

@@ -44,6 +44,7 @@ if TYPE_CHECKING:
         load_tasks,
         set_field,
         task_cassette,
+        yaml_files,
     )
     from ._task import (
         CATEGORIES,
@@ -100,4 +101,5 @@ __all__ = [
     "task_cassette",
     "task_stats",
     "task_table",
+    "yaml_files",
 ]

@@ -38,7 +38,15 @@ from pydantic import Field, model_validator
 from toolbed.apis import Catalog, Step, load_catalog
 from toolbed.errors import TaskError
 
-from ._suite import TASK_CASSETTES, TASKS_DIR, CheckedCalls, check_calls, check_flags, load_items
+from ._suite import (
+    TASK_CASSETTES,
+    TASKS_DIR,
+    CheckedCalls,
+    check_calls,
+    check_flags,
+    load_items,
+    yaml_files,
+)
 from ._task import CATEGORIES, Answer, _Model
 
 __all__ = [
@@ -181,14 +189,7 @@ class DialogueSuite:
 def load_dialogues(*roots: str | Path, catalog: Catalog | None = None) -> DialogueSuite:
     """Load every dialogue file under the given folders (default: the shipped ones)."""
     catalog = catalog or load_catalog()
-    files: list[Path] = []
-    for root in [Path(r) for r in roots] or [DIALOGUES_DIR]:
-        if root.is_file():
-            files.append(root)
-        elif root.is_dir():
-            files.extend(sorted(root.rglob("*.yaml")))
-        else:
-            raise TaskError(f"{root}: no such dialogue file or folder")
+    files = yaml_files(roots, [DIALOGUES_DIR], "dialogue")
     return DialogueSuite((d for f in files
                           for d in load_items(f, Dialogue, check_dialogue, catalog, "dialogue")),
                          catalog)

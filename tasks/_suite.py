@@ -24,6 +24,7 @@ from ._task import Answer, Task
 __all__ = [
     "TASKS_DIR", "TASK_CASSETTES", "CheckedCalls", "TaskSuite", "check_calls", "check_flags",
     "check_task", "load_file", "load_items", "load_tasks", "set_field", "task_cassette",
+    "yaml_files",
 ]
 
 TASKS_DIR = Path(__file__).resolve().parent
@@ -93,15 +94,22 @@ class TaskSuite:
 def load_tasks(*roots: str | Path, catalog: Catalog | None = None) -> TaskSuite:
     """Load every task file under the given folders (default: the shipped suite)."""
     catalog = catalog or load_catalog()
+    files = yaml_files(roots, [TASKS_DIR / "selfhosted", TASKS_DIR / "hosted"], "task")
+    return TaskSuite((t for f in files for t in load_file(f, catalog)), catalog, files)
+
+
+def yaml_files(roots: Sequence[str | Path], default: Sequence[Path], kind: str) -> list[Path]:
+    """The YAML files a loader reads: each root that is a file, and every ``*.yaml`` under
+    each root that is a folder (``default`` when no root is given)."""
     files: list[Path] = []
-    for root in [Path(r) for r in roots] or [TASKS_DIR / "selfhosted", TASKS_DIR / "hosted"]:
+    for root in [Path(r) for r in roots] or default:
         if root.is_file():
             files.append(root)
         elif root.is_dir():
             files.extend(sorted(root.rglob("*.yaml")))
         else:
-            raise TaskError(f"{root}: no such task file or folder")
-    return TaskSuite((t for f in files for t in load_file(f, catalog)), catalog, files)
+            raise TaskError(f"{root}: no such {kind} file or folder")
+    return files
 
 
 def load_file(path: Path, catalog: Catalog) -> list[Task]:
