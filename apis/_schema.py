@@ -374,6 +374,20 @@ class Instead(_Model):
     bind: dict[str, str] = {}
 
 
+class NewId(_Model):
+    """The undo re-creates the object under a new id (a deleted bill comes back as a new
+    bill). Older undos of the same run that name the old id must then use the new one:
+    edit a bill, then delete it, and the edit's undo has to reach the re-created bill.
+
+    ``arg`` is the write's argument holding the old id, and the argument name older
+    undos bind it to; ``value``, a JMESPath expression over ``{"response": <the undo's
+    observation>}``, is the new id.
+    """
+
+    arg: str
+    value: str
+
+
 class Undo(_Model):
     """The compensation of a write: which API undoes it and how its arguments are bound.
 
@@ -388,6 +402,7 @@ class Undo(_Model):
     before: Before | None = None
     lookup: Lookup | None = None
     instead: list[Instead] = []
+    new_id: NewId | None = None
 
     @property
     def needs_response(self) -> bool:
@@ -563,6 +578,11 @@ class Api(_Model):
                                 ("lookup.response", self.undo.lookup.response)]
             for i, case in enumerate(self.undo.instead):
                 expressions += [(f"instead[{i}].when", case.when), *case.bind.items()]
+            if self.undo.new_id:
+                if self.undo.new_id.arg not in self.args:
+                    raise ValueError(f"undo.new_id.arg {self.undo.new_id.arg!r} is not an "
+                                     "argument of this API")
+                expressions.append(("new_id.value", self.undo.new_id.value))
             for key, expr in expressions:
                 _check_jmespath(f"undo bind {key!r}", expr)
         return self

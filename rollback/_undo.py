@@ -22,7 +22,7 @@ from toolbed.apis import Api
 from toolbed.connectors import Observation, Runtime, bind_args, evaluate
 from toolbed.errors import ArgumentError, ToolbedError
 
-from ._journal import Entry, Journal, Status
+from ._journal import OPEN, Entry, Journal, Status
 
 __all__ = ["UndoPolicy", "bind_undo", "read_before", "undo_entry"]
 
@@ -67,8 +67,11 @@ def bind_undo(
 def undo_entry(
     runtime: Runtime, journal: Journal, entry: Entry, policy: UndoPolicy | None = None
 ) -> Entry:
-    """Undo one open journal entry through ``runtime``; return it as journalled after."""
+    """Undo one open journal entry through ``runtime``; return it as journalled after.
+    The entry is read again first: an undo run just before may have carried a new id
+    into it (``NewId``)."""
     policy = policy or UndoPolicy()
+    entry = journal.get(entry.seq)
     api = runtime.catalog.api(entry.api)
     try:
         compensation = _compensation(runtime, api, entry)
@@ -118,7 +121,7 @@ def undo_entry(
         reraise=True,
     )
     try:
-        retrying(attempt)
+        done = retrying(attempt)
     except _Refused as exc:
         if _back_as_before(runtime, api, entry):
             journal.update(
@@ -134,7 +137,30 @@ def undo_entry(
         )
     else:
         journal.update(entry.seq, Status.COMPENSATED, attempts=entry.attempts + tries, error=None)
+        if api.undo is not None and api.undo.new_id is not None:
+            _carry_new_id(journal, entry, api.undo.new_id.arg,
+                          evaluate(api.undo.new_id.value, {"response": done.bindable()}))
     return journal.get(entry.seq)
+
+
+def _carry_new_id(journal: Journal, entry: Entry, arg: str, new: Any) -> None:
+    """The undo of ``entry`` re-created its object as ``new``: older open entries of the
+    same run and app that name the old id in ``arg`` now name ``new`` (in their bound
+    undo and in their arguments, which a later rebind reads), so they reach it."""
+    old = entry.args.get(arg)
+    if old is None or new is None or new == old:
+        return
+    for other in journal.entries(run_id=entry.run_id, statuses=OPEN):
+        if other.seq >= entry.seq or other.app != entry.app:
+            continue
+        fields: dict[str, Any] = {}
+        if other.args.get(arg) == old:
+            fields["args"] = {**other.args, arg: new}
+        if other.compensation is not None and other.compensation["args"].get(arg) == old:
+            fields["compensation"] = {**other.compensation,
+                                      "args": {**other.compensation["args"], arg: new}}
+        if fields:
+            journal.update(other.seq, other.status, **fields)
 
 
 def _compensation(runtime: Runtime, api: Api, entry: Entry) -> dict[str, Any] | None:

@@ -168,6 +168,36 @@ def test_an_overwritten_tag_and_a_moved_alias_are_set_back(
         ]
 
 
+def test_older_undos_follow_an_object_that_an_undo_re_creates_under_a_new_id(
+    catalog: Catalog, pool: AppPool, journal: Journal
+) -> None:
+    flat = {"project": "maple-street-flat"}
+    with Runtime(catalog, apps=pool.only("ihatemoney")) as rt:
+        pizza = next(b for b in rt.call("ihatemoney.list_bills", flat).body
+                     if b["what"] == "Pizza night")
+        same = {"payer": pizza["payer_id"], "payed_for": [o["id"] for o in pizza["owers"]],
+                "date": pizza["date"], "bill_type": pizza["bill_type"]}
+        with RollbackScope(rt, journal, verify=["ihatemoney"]) as scope:
+            # edit a bill, then delete it: the delete's undo brings it back as a new bill,
+            # and the edit's undo must reach that one
+            scope.call("ihatemoney.update_bill", {**flat, **same, "bill_id": pizza["id"],
+                                                  "what": "Pizza and drinks", "amount": 61})
+            scope.call("ihatemoney.delete_bill", {**flat, "bill_id": pizza["id"]})
+            # add a bill, then delete it: the add's undo must delete the re-created one
+            taxi = scope.call("ihatemoney.add_bill", {**flat, **same, "what": "Taxi",
+                                                      "amount": 12})
+            scope.call("ihatemoney.delete_bill", {**flat, "bill_id": taxi.body})
+        report = scope.report
+        assert report is not None and report.clean, report.summary()
+        assert {e.status for e in report.entries} == {Status.COMPENSATED}
+        edit_undo = report.entries[0].compensation
+        assert edit_undo is not None and edit_undo["args"]["bill_id"] != pizza["id"]
+        bills = {b["what"]: b for b in rt.call("ihatemoney.list_bills", flat).body}
+        assert "Taxi" not in bills and "Pizza and drinks" not in bills
+        assert bills["Pizza night"]["amount"] == pizza["amount"]
+        assert bills["Pizza night"]["id"] == edit_undo["args"]["bill_id"]
+
+
 def test_recovery_undoes_a_write_only_on_the_instance_it_went_to(
     rt: Runtime, journal: Journal, tmp_path: Path
 ) -> None:
