@@ -17,6 +17,7 @@ from ._dialogues import (
     evaluate_dialogues,
     oracle_dialogue,
     run_agent_dialogue,
+    run_simulated_dialogue,
 )
 from ._evaluation import Evaluation, default_run_dir, start_missing, stop_started
 from ._oracle import (
@@ -24,11 +25,15 @@ from ._oracle import (
     TaskRun,
     TurnRun,
     check_state,
+    end_checks,
     run_dialogue,
     run_oracle,
     truthy,
 )
 from ._report import (
+    dialogue_html,
+    dialogue_markdown,
+    html_page,
     html_report,
     load_results,
     markdown,
@@ -40,6 +45,8 @@ from ._runlog import FORMAT, ResultRow, RunLog, RunSpec
 from ._runner import TOOL_CHOICES, Runner, TaskResult, offered_tools
 from ._stepwise import StepCase, run_stepwise, step_cases, step_means
 from ._trajectory import Call, ToolBox, Trajectory
+from ._turnwise import run_turnwise, turn_history
+from ._user import STOP, SimulatedUser, UserErrors, UserSession, user_errors
 from .agents import (
     DEFAULT_GGUF,
     REACT_PROMPT,
@@ -123,15 +130,27 @@ __all__ = [
     "parse_react",
     "plot_runs",
     "render",
+    "STOP",
+    "SimulatedUser",
+    "UserErrors",
+    "UserSession",
+    "dialogue_html",
+    "dialogue_markdown",
     "dialogue_summary",
+    "html_page",
+    "end_checks",
     "evaluate_dialogues",
     "oracle_dialogue",
     "run_agent_dialogue",
+    "run_simulated_dialogue",
+    "user_errors",
     "start_missing",
     "stop_started",
     "run_dialogue",
     "run_oracle",
     "run_stepwise",
+    "run_turnwise",
+    "turn_history",
     "same_value",
     "score_run",
     "step_cases",

@@ -35,8 +35,8 @@ from toolbed.tasks._task import Answer, StateCheck, Task
 
 from .scoring import answer_matches, filled_references, mentions, render, same_value
 
-__all__ = ["GOLD_CAP", "DialogueRun", "TaskRun", "TurnRun", "check_state", "run_dialogue",
-           "run_oracle", "truthy"]
+__all__ = ["GOLD_CAP", "DialogueRun", "TaskRun", "TurnRun", "check_state", "end_checks",
+           "run_dialogue", "run_oracle", "truthy"]
 
 GOLD_CAP = 50_000_000
 """Characters of a response body the gold chain keeps (an agent's calls keep 32,000)."""
@@ -88,6 +88,9 @@ class DialogueRun:
     problems: list[str] = field(default_factory=list)
     """The dialogue's own: its rollback, a turn that could not run."""
     report: RollbackReport | None = None
+    final: list[bool] = field(default_factory=list)
+    """With ``final=True``: every operational turn's state checks, in order, read once
+    more after the last turn (the end state a simulated user's dialogue must reach)."""
 
     @property
     def ok(self) -> bool:
@@ -222,12 +225,13 @@ def _extract(expression: str, saved: dict[str, Any], run: TaskRun | TurnRun) -> 
 
 
 def run_dialogue(runtime: Runtime, dialogue: Dialogue, journal: Journal | None = None,
-                 skip: Iterable[int] = ()) -> DialogueRun:
+                 skip: Iterable[int] = (), final: bool = False) -> DialogueRun:
     """Run a dialogue's gold turns in order through one rollback scope and judge each.
 
     Observations a turn saves stay visible to the turns after it. An operational turn's
     state checks must not hold before that turn and must hold after it. ``skip`` leaves
     out turns (numbered from 0): a later turn that builds on one of them then fails.
+    ``final`` reads all the state checks once more at the end (``DialogueRun.final``).
     """
     catalog = runtime.catalog
     writes = any(catalog.api(s.api).effect == "write" for s in dialogue.chain)
@@ -244,12 +248,20 @@ def run_dialogue(runtime: Runtime, dialogue: Dialogue, journal: Journal | None =
                 if n in skipped:
                     continue
                 run.turns.append(_run_turn(scope, turn, n + 1, saved))
+            if final:
+                run.final = check_state(scope, end_checks(dialogue))
     finally:
         runtime.max_chars = cap
     run.report = scope.report
     if run.report is not None and not run.report.clean:
         run.problems.append(run.report.summary())
     return run
+
+
+def end_checks(dialogue: Dialogue) -> list[StateCheck]:
+    """Every operational turn's state checks, in turn order."""
+    return [c for t in dialogue.turns if t.answer is not None and t.answer.type == "operational"
+            for c in t.answer.state]
 
 
 def _run_turn(scope: RollbackScope, turn: Turn, number: int, saved: dict[str, Any]

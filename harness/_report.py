@@ -19,8 +19,8 @@ from typing import Any
 from ._runlog import RunLog
 from .metrics import ERRORS, by_scenario_and_type, pass_hat_k
 
-__all__ = ["html_report", "load_results", "markdown", "plot_runs", "summarize",
-           "retrieval_misses", "write_report"]
+__all__ = ["dialogue_html", "dialogue_markdown", "html_page", "html_report", "load_results",
+           "markdown", "plot_runs", "retrieval_misses", "summarize", "write_report"]
 
 
 def load_results(run_dir: str | Path) -> list[dict[str, Any]]:
@@ -113,6 +113,9 @@ def markdown(summary: dict[str, Any]) -> str:
               "| answer type | failed | gold tool not offered |", "|---|---|---|"]
     lines += [f"| {kind} | {cell['failed']} | {cell['missed']} |"
               for kind, cell in summary.get("retrieval_misses", {}).items()]
+    if summary.get("dialogues"):
+        talk = dialogue_markdown(summary["dialogues"]).splitlines()
+        lines += ["", "## Dialogues", "", talk[0].lstrip("# ") + ".", *talk[1:]]
     if summary.get("problem_runs"):
         lines += ["", "## Problems", "",
                   "Runs that went wrong besides the agent's own mistakes (scored as failed).",
@@ -202,18 +205,16 @@ def html_report(summary: dict[str, Any]) -> str:
     misses = "".join(f"<tr><td>{html.escape(kind)}</td><td>{cell['failed']}</td>"
                      f"<td>{cell['missed']}</td></tr>"
                      for kind, cell in summary.get("retrieval_misses", {}).items())
-    title = html.escape(markdown(summary).splitlines()[0].lstrip("# "))
-    return f"""<!doctype html><html><head><meta charset="utf-8"><title>{title}</title>
-<style>body{{font-family:sans-serif;max-width:60em;margin:2em auto}}td{{padding:0 1em}}</style>
-</head><body><h1>{title}</h1><p>Success: {100 * summary['success']:.1f}%</p>
+    dialogues = dialogue_html(summary["dialogues"]) if summary.get("dialogues") else ""
+    return html_page(markdown(summary).splitlines()[0].lstrip("# "), f"""<p>Success: \
+{100 * summary['success']:.1f}%</p>
 <h2>By scenario and answer type</h2>{_inline(_figure(by_type))}
 <h2>By app</h2>{_inline(_figure(by_app))}
 <h2>Metrics (mean over runs)</h2><table>{rows}</table>
 <h2>Errors</h2><table>{errors}</table>
 <h2>Retrieval misses</h2><p>Failed runs whose offered tools lacked a gold tool.</p>
 <table><tr><th>answer type</th><th>failed</th><th>gold tool not offered</th></tr>{misses}
-</table></body></html>
-"""
+</table>{dialogues}""")
 
 
 def write_report(run_dir: str | Path) -> dict[str, Any]:
@@ -226,8 +227,81 @@ def write_report(run_dir: str | Path) -> dict[str, Any]:
             out.write(json.dumps(row, ensure_ascii=False) + "\n")
     spec = RunLog(run_dir).spec()
     summary = summarize(rows, spec.model_dump(exclude={"format"}) if spec else None)
+    talks = run_dir / "dialogues.json"           # --turns all ran the dialogues first
+    if talks.is_file():
+        summary["dialogues"] = json.loads(talks.read_text(encoding="utf-8"))
     (run_dir / "summary.json").write_text(json.dumps(summary, indent=2) + "\n",
                                           encoding="utf-8")
     (run_dir / "summary.md").write_text(markdown(summary), encoding="utf-8")
     (run_dir / "report.html").write_text(html_report(summary), encoding="utf-8")
     return summary
+
+
+_DIALOGUE_SCORES = ("success", "goal", "sr", "ats", "sats", "tpr", "ts", "ps", "tn", "to",
+                    "tool_match", "user_turns")
+
+
+def dialogue_markdown(summary: dict[str, Any]) -> str:
+    """A dialogue summary (``dialogue_summary``) as Markdown: the scores by granularity,
+    pass^k, and the simulated user's own errors."""
+    groups = {"all": summary["all"], **summary["by_granularity"]}
+    names = [n for n in _DIALOGUE_SCORES if any(n in g for g in groups.values())]
+    lines = [f"# {summary.get('agent', 'agent')} on {summary['all']['dialogues']} dialogues "
+             f"({summary['all']['runs']} runs, mode {summary.get('mode', '?')}, user "
+             f"{summary.get('user', 'scripted')}, tools {summary.get('tools', '?')})", "",
+             "| granularity | dialogues | " + " | ".join(names) + " |",
+             "|---" * (len(names) + 2) + "|"]
+    lines += [f"| {kind} | {g['dialogues']} | " + " | ".join(
+        f"{g[n]:.3f}" if n in g else "-" for n in names) + " |" for kind, g in groups.items()]
+    passk = summary["all"].get("pass_hat_k", {})
+    if len(passk) > 1:
+        lines += ["", "pass^k: " + ", ".join(f"k={k}: {v:.3f}" for k, v in passk.items())]
+    if summary.get("errors"):
+        lines += ["", "## Errors, summed over turns", "", "| error | count |", "|---|---|"]
+        lines += [f"| {name} | {count} |" for name, count in summary["errors"].items()]
+    if "user_errors" in summary:
+        errors = summary["user_errors"]
+        lines += ["", "## The simulated user's own errors (share of runs)", "",
+                  "| stopped early | left the goal | leaked | any |", "|---|---|---|---|",
+                  f"| {errors['stopped_early']:.3f} | {errors['left_goal']:.3f} | "
+                  f"{errors['leaked']:.3f} | {errors['any']:.3f} |"]
+    if summary.get("problems"):
+        lines += ["", f"{summary['problems']} run(s) had problems besides the agent's own "
+                  "mistakes: see dialogues.jsonl"]
+    return "\n".join(lines) + "\n"
+
+
+def dialogue_html(summary: dict[str, Any]) -> str:
+    """The same as ``dialogue_markdown``, as a section of an HTML page."""
+    import html
+
+    groups = {"all": summary["all"], **summary["by_granularity"]}
+    names = [n for n in _DIALOGUE_SCORES if any(n in g for g in groups.values())]
+    head = "".join(f"<th>{n}</th>" for n in ["granularity", "dialogues", *names])
+    rows = "".join("<tr>" + "".join(f"<td>{c}</td>" for c in [
+        html.escape(kind), g["dialogues"], *(f"{g[n]:.3f}" if n in g else "-" for n in names)])
+        + "</tr>" for kind, g in groups.items())
+    title = html.escape(dialogue_markdown(summary).splitlines()[0].lstrip("# "))
+    parts = [f"<h2>Dialogues</h2><p>{title}</p><table><tr>{head}</tr>{rows}</table>"]
+    passk = summary["all"].get("pass_hat_k", {})
+    if len(passk) > 1:
+        parts.append("<p>pass^k: " + ", ".join(f"k={k}: {v:.3f}" for k, v in passk.items())
+                     + "</p>")
+    if "user_errors" in summary:
+        e = summary["user_errors"]
+        parts.append("<h3>The simulated user's own errors (share of runs)</h3><table><tr>"
+                     "<th>stopped early</th><th>left the goal</th><th>leaked</th><th>any</th>"
+                     f"</tr><tr><td>{e['stopped_early']:.3f}</td><td>{e['left_goal']:.3f}</td>"
+                     f"<td>{e['leaked']:.3f}</td><td>{e['any']:.3f}</td></tr></table>")
+    return "\n".join(parts)
+
+
+def html_page(title: str, body: str) -> str:
+    """A self-contained HTML page around ``body``."""
+    import html
+
+    title = html.escape(title)
+    return f"""<!doctype html><html><head><meta charset="utf-8"><title>{title}</title>
+<style>body{{font-family:sans-serif;max-width:60em;margin:2em auto}}td{{padding:0 1em}}</style>
+</head><body><h1>{title}</h1>{body}</body></html>
+"""

@@ -30,7 +30,7 @@ if TYPE_CHECKING:
         load_dialogues,
     )
     from ._splits import HELD_OUT, SHARES, assign_splits
-    from ._stats import GROUPINGS, api_coverage, task_stats, task_table
+    from ._stats import GROUPINGS, api_coverage, dialogue_stats, task_stats, task_table
     from ._suite import (
         TASK_CASSETTES,
         TASKS_DIR,
@@ -99,6 +99,7 @@ __all__ = [
     "near_duplicates",
     "set_field",
     "task_cassette",
+    "dialogue_stats",
     "task_stats",
     "task_table",
     "yaml_files",

@@ -12,7 +12,7 @@ from ._answers import (
     render,
     same_value,
 )
-from ._dialogues import score_dialogue, turn_right
+from ._dialogues import goal_met, score_dialogue, score_simulated, turn_errors, turn_right
 from ._runs import OPEN_PASS, Reference, TaskScore, gold_calls, score_run
 
 __all__ = [
@@ -21,6 +21,7 @@ __all__ = [
     "TaskScore",
     "answer_matches",
     "filled_references",
+    "goal_met",
     "gold_calls",
     "mentions",
     "normalise",
@@ -28,6 +29,8 @@ __all__ = [
     "render",
     "same_value",
     "score_dialogue",
+    "score_simulated",
+    "turn_errors",
     "score_run",
     "turn_right",
 ]

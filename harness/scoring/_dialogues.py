@@ -12,6 +12,14 @@ A turn is right when what it asked for is true afterwards:
 Over the turns: SR (every turn right), ATS, SATS and TPR (MTU-Bench's, in
 ``metrics/_mtubench.py``); over the calls: tool matching, TN and TO against the whole
 gold sequence, and TS / PS averaged over the turns with exactly one gold call.
+
+With a simulated user the agent's turns no longer line up with the dialogue's, so the
+dialogue is judged by its outcome, as tau-bench judges one (``goal_met``): each request
+of the goal is met when, at the end, its state checks read as they do at the end of the
+gold run (and, where the gold run left none of them holding, the agent called that
+turn's write APIs), or, for a question, when one of the agent's replies answers it (any
+reply, as tau-bench looks for a required output in any agent message). The
+``goal`` score is the share of requests met; tool matching, TN and TO are over all calls.
 """
 
 from __future__ import annotations
@@ -21,9 +29,10 @@ from typing import Any
 
 from toolbed.tasks._dialogue import Dialogue, Turn
 
-from .._trajectory import Trajectory
+from .._trajectory import Call, Trajectory
 from ..metrics import (
     averaged_turn_success,
+    error_taxonomy,
     parameter_selection,
     soft_averaged_turn_success,
     success_rate,
@@ -36,7 +45,7 @@ from ..metrics import (
 from ._answers import answer_matches, filled_references
 from ._runs import OPEN_PASS, gold_calls
 
-__all__ = ["score_dialogue", "turn_right"]
+__all__ = ["goal_met", "score_dialogue", "score_simulated", "turn_errors", "turn_right"]
 
 
 def turn_right(turn: Turn, trajectory: Trajectory, expected: Any, before: Sequence[bool],
@@ -82,3 +91,54 @@ def score_dialogue(dialogue: Dialogue, turns: Sequence[Trajectory], right: Seque
                                       first.args if first else None, api, args)
         scores.update(ts=ts / len(single), ps=ps / len(single))
     return {name: round(value, 4) for name, value in scores.items()}
+
+
+def goal_met(dialogue: Dialogue, calls: Sequence[Call], replies: Sequence[str],
+             final: Sequence[bool], gold_final: Sequence[bool], expected: Sequence[Any],
+             is_write: Callable[[str], bool],
+             similarity: Callable[[str, str], float] | None = None) -> list[bool]:
+    """For each turn of ``dialogue`` that is not an ``asks`` turn, whether a simulated
+    dialogue met it (see the module's docstring). ``calls``: the agent's calls;
+    ``replies``: its text replies; ``final`` and ``gold_final``: the state checks of
+    every operational turn (``end_checks``) at the end of the agent's and of the gold
+    run; ``expected``: each turn's expected value in the gold run."""
+    called = {c.api for c in calls if c.valid}
+    met, at = [], 0
+    for turn, value in zip(dialogue.turns, expected, strict=True):
+        if turn.asks is not None:
+            continue
+        assert turn.answer is not None
+        if turn.answer.type == "operational":
+            n = len(turn.answer.state)
+            mine, gold = list(final[at:at + n]), list(gold_final[at:at + n])
+            at += n
+            writes = {s.api for s in turn.chain if is_write(s.api)}
+            met.append(mine == gold and (any(gold) or writes <= called))
+        else:
+            met.append(any(turn_right(turn, Trajectory(answer=r), value, [], [], similarity)
+                           for r in replies))
+    return met
+
+
+def score_simulated(dialogue: Dialogue, calls: Sequence[Call], met: Sequence[bool]
+                    ) -> dict[str, float]:
+    """A simulated dialogue's scores: the share of its goal met, and the call metrics
+    over all its calls against the whole gold sequence."""
+    valid = [c.api for c in calls if c.valid]
+    gold = [api for api, _ in gold_calls(dialogue.chain, list(calls))]
+    scores = {"goal": sum(met) / len(met) if met else 0.0,
+              "tool_match": tool_matching_rate(valid, gold),
+              "tn": tool_number(valid, gold), "to": tool_order(valid, gold)}
+    return {name: round(value, 4) for name, value in scores.items()}
+
+
+def turn_errors(turn: Turn, trajectory: Trajectory, right: bool) -> dict[str, int]:
+    """The error taxonomy (``metrics.error_taxonomy``) of one turn against its own gold
+    calls, and ``did_not_ask``: a turn that ``asks`` where the agent did not ask."""
+    calls = trajectory.calls
+    errors = error_taxonomy(
+        calls, gold_calls(turn.chain, list(calls)), trajectory.format_errors,
+        trajectory.hallucinated_observations,
+        unfinished=turn.answer is not None and turn.answer.type == "operational" and not right)
+    errors["did_not_ask"] = int(turn.asks is not None and not right)
+    return errors

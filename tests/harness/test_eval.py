@@ -4,9 +4,7 @@ own HTTP traffic, and what an agent gets wrong is counted."""
 from __future__ import annotations
 
 import json
-import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +24,7 @@ from toolbed.harness import (
     ToolBox,
     Trajectory,
     chat_model,
+    dialogue_summary,
     load_results,
     write_report,
 )
@@ -35,6 +34,7 @@ from toolbed.retriever import Hit, Pipeline
 from toolbed.tasks import TaskSuite, load_tasks, task_cassette
 
 from ..conftest import AppPool, block_network
+from .conftest import ScriptedOpenAI
 
 
 @pytest.fixture(scope="module")
@@ -129,50 +129,6 @@ def test_an_interrupted_run_reports_what_finished_and_resumes(
     assert resumed.exit_code == 0, resumed.output
     assert "2 runs done" in " ".join(resumed.output.split())
     assert json.loads((run / "summary.json").read_text())["tasks"] == 3
-
-
-class ScriptedOpenAI:
-    """A local OpenAI-compatible server that answers chat completions from a script
-    (its last reply repeats)."""
-
-    def __init__(self, replies: list[dict[str, Any]]):
-        self.replies, self.requests = list(replies), []
-        script = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:  # noqa: N802 - http.server's name
-                body = self.rfile.read(int(self.headers["Content-Length"]))
-                script.requests.append((self.path, dict(self.headers), json.loads(body)))
-                message = script.replies.pop(0) if len(script.replies) > 1 \
-                    else script.replies[0]                 # the last reply repeats
-                answer = json.dumps({
-                    "id": f"chatcmpl-{len(script.requests)}", "object": "chat.completion",
-                    "created": 0, "model": "scripted",
-                    "choices": [{"index": 0, "message": {"role": "assistant", **message},
-                                 "finish_reason": "tool_calls" if "tool_calls" in message
-                                 else "stop"}],
-                    "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
-                }).encode()
-                self.send_response(200)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(answer)))
-                self.end_headers()
-                self.wfile.write(answer)
-
-            def log_message(self, *args: Any) -> None:
-                pass
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/v1"
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
-
-    def __enter__(self) -> ScriptedOpenAI:
-        self.thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.server.shutdown()
-        self.server.server_close()
 
 
 @pytest.fixture
@@ -397,6 +353,14 @@ def test_a_failed_run_never_offered_its_gold_tool_is_a_retrieval_miss(
                                            "all": {"failed": 1, "missed": 1}}
     assert "| realtime | 1 | 1 |" in (runner.run_dir / "summary.md").read_text()
     assert "gold tool not offered" in (runner.run_dir / "report.html").read_text()
+    # with --turns all the dialogues ran first: their summary joins the report
+    talks = dialogue_summary([{"dialogue": "d", "granularity": "M-S", "success": True,
+                               "scores": {"sr": 1.0}, "problems": []}], agent="langchain")
+    (runner.run_dir / "dialogues.json").write_text(json.dumps(talks))
+    write_report(runner.run_dir)
+    assert "## Dialogues" in (runner.run_dir / "summary.md").read_text()
+    assert "| M-S | 1 | 1.000 | 1.000 |" in (runner.run_dir / "summary.md").read_text()
+    assert "<h2>Dialogues</h2>" in (runner.run_dir / "report.html").read_text()
 
 
 def test_an_llm_judge_rules_on_open_answers_and_replays_from_the_cassette(

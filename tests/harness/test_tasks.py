@@ -247,8 +247,15 @@ def test_validate_stats_and_split_from_the_command_line(
     assert counts["total"] == 3
     assert counts["type"] == {"fixed": 1, "open": 1, "operational": 1}
     assert counts["calls"] == {"1": 2, "2": 1}
-    assert set(counts) == {"total", "app", "domain", "scenario", "type", "category", "split",
-                           "calls"}
+    assert counts["granularity"] == {"S-M": 1, "S-S": 2}
+    assert set(counts) == {"total", "app", "domain", "scenario", "granularity", "type",
+                           "category", "split", "calls", "dialogues"}
+    assert counts["dialogues"]["total"] == 0        # a task file of one's own: no dialogues
+    shipped = json.loads(runner.invoke(cli, ["tasks", "stats", "--app", "kinto",
+                                             "--json"]).output)["dialogues"]
+    assert shipped["total"] == sum(shipped["granularity"].values()) > 0
+    assert set(shipped["granularity"]) <= {"M-S", "M-M"} and shipped["app"]["kinto"] == \
+        shipped["total"]
 
     bad = runner.invoke(cli, ["tasks", "validate", "--tasks", str(tmp_path / "nope.yaml")])
     assert bad.exit_code == 1 and "no such task file" in bad.output

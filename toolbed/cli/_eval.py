@@ -3,6 +3,7 @@ and read what runs scored."""
 
 from __future__ import annotations
 
+import json
 import random
 from pathlib import Path
 from typing import Annotated, Any
@@ -17,16 +18,20 @@ from toolbed.harness import (
     TOOL_CHOICES,
     Agent,
     AgentOptions,
+    EmbeddedChatModel,
     Evaluation,
     RunLog,
+    SimulatedUser,
     chat_model,
     default_run_dir,
+    dialogue_markdown,
     evaluate_dialogues,
     load_results,
     make_agent,
     markdown,
     plot_runs,
     run_stepwise,
+    run_turnwise,
     start_missing,
     step_means,
     stop_started,
@@ -35,7 +40,7 @@ from toolbed.harness import (
 )
 from toolbed.harness.metrics import embedding_similarity, llm_judge
 from toolbed.retriever import model_name
-from toolbed.tasks import Task, load_dialogues
+from toolbed.tasks import GRANULARITIES, Dialogue, DialogueSuite, Task, load_dialogues
 
 from ._output import JsonOpt, console, print_json, table
 from ._tasks import AppsOpt, SplitOpt, TasksOpt, TierOpt, TypesOpt, _select
@@ -83,7 +88,8 @@ def eval_(
         help="Env var holding the key for --judge-base-url.")] = None,
     step_by_step: Annotated[bool, typer.Option(
         help="T-Eval / GTA step-by-step mode: predict each next step after the gold prefix "
-        "(from the task cassettes); nothing is executed.")] = False,
+        "(from the task cassettes); nothing is executed. With --turns multi: each dialogue "
+        "turn's move after the gold history (MTU-Bench's turn level).")] = False,
     mode: Annotated[str, typer.Option(help="live, record or replay.")] = "live",
     tools: Annotated[str | None, typer.Option(
         help=f"Tools offered ({', '.join(TOOL_CHOICES)}): the chain's APIs, all APIs of the "
@@ -120,6 +126,17 @@ def eval_(
         help="single: the tasks, one user turn each; multi: the dialogues (`toolbed "
         "dialogues list`), the user's turns one at a time, offered --tools gold or apps; "
         "all: both.")] = "single",
+    user: Annotated[str, typer.Option(
+        help="Who plays the user of a dialogue: scripted (its fixed turns, as written) or "
+        "simulated (a chat model that keeps the turns as a hidden goal and says STOP when "
+        "done; its traffic is recorded with the run).")] = "scripted",
+    user_model: Annotated[str | None, typer.Option(
+        help="The simulated user's model: provider:model, the model name at "
+        "--user-base-url, or a GGUF file (default: the embedded model).")] = None,
+    user_base_url: Annotated[str | None, typer.Option(
+        help="The simulated user's OpenAI-compatible server.")] = None,
+    user_api_key_env: Annotated[str | None, typer.Option(
+        help="Env var holding the key for --user-base-url.")] = None,
 ) -> None:
     """Run an agent on tasks, roll every write back, score it and write a report.
 
@@ -132,10 +149,20 @@ def eval_(
     run_mode = parse_mode(mode)
     if turns not in ("single", "multi", "all"):
         raise typer.BadParameter(f"--turns {turns!r}: choose single, multi or all")
+    if user not in ("scripted", "simulated"):
+        raise typer.BadParameter(f"--user {user!r}: choose scripted or simulated")
     if turns != "single":
         run_dir = run_dir or default_run_dir(chosen_agent)
-        _dialogues(chosen_agent, run_mode, tools or "gold", app_, split or ["test"], sample,
-                   limit, run_dir, cassettes if turns == "multi" else None)
+        suite, talks = _chosen_dialogues(app_, split or ["test"], sample, limit)
+        if step_by_step:
+            _turn_by_turn(chosen_agent, suite.catalog, talks, run_mode, run_dir,
+                          cassettes if turns == "multi" else None, tools or "gold",
+                          getattr(chosen_agent, "observation_cap", 6000))
+        else:
+            simulated = _simulated_user(user_model, user_base_url, user_api_key_env) \
+                if user == "simulated" else None
+            _dialogues(chosen_agent, suite.catalog, talks, run_mode, tools or "gold", run_dir,
+                       cassettes if turns == "multi" else None, simulated, trials)
         if turns == "multi":
             return
         tools = None if tools == "gold" else tools
@@ -185,10 +212,21 @@ def eval_(
         raise typer.Exit(1)
 
 
-def _dialogues(agent: Agent, mode: Mode, tools: str, apps: list[str] | None,
-               splits: list[str], sample: int | None, limit: int | None, run_dir: Path,
-               cassettes: Path | None) -> None:
-    """``--turns multi``: the agent on the dialogues, one user turn at a time."""
+def _simulated_user(model: str | None, base_url: str | None, api_key_env: str | None
+                    ) -> SimulatedUser:
+    """``--user simulated``: the chat model that plays the user (embedded by default)."""
+    if base_url or (model and ":" in model and not model.endswith(".gguf")):
+        if not model:
+            raise typer.BadParameter("--user-base-url needs --user-model NAME")
+        return SimulatedUser(chat_model(model, base_url, api_key_env), model_name=model)
+    embedded = EmbeddedChatModel(model_path=model)
+    embedded.load()                 # a missing file or package fails here, clearly
+    return SimulatedUser(embedded, model_name=embedded.name_)
+
+
+def _chosen_dialogues(apps: list[str] | None, splits: list[str], sample: int | None,
+                      limit: int | None) -> tuple[DialogueSuite, list[Dialogue]]:
+    """The dialogues ``--turns multi`` runs: filtered, a seeded sample, at most ``limit``."""
     suite = load_dialogues()
     chosen = suite.filter(apps or (), splits)
     if sample and sample < len(chosen):
@@ -197,29 +235,64 @@ def _dialogues(agent: Agent, mode: Mode, tools: str, apps: list[str] | None,
     if not chosen:
         raise TaskError("no dialogue matches these filters (`toolbed dialogues list` shows "
                         "them)")
+    return suite, chosen
+
+
+def _turn_by_turn(agent: Agent, catalog: Catalog, chosen: list[Dialogue], mode: Mode,
+                  run_dir: Path, cassettes: Path | None, tools: str,
+                  observation_cap: int) -> None:
+    """``--turns multi --step-by-step``: each turn after the gold history (teacher
+    forcing); writes turns.jsonl and turns.json."""
+    model = getattr(agent, "model", None)
+    if model is None:
+        raise TaskError("--step-by-step needs a model (--model ...), not the oracle")
+    if tools not in ("gold", "apps"):
+        raise TaskError("dialogues offer --tools gold or apps, not the retriever's")
+    with Progress(console=console, transient=True) as progress:
+        progress.add_task(f"turn by turn on {len(chosen)} dialogues", total=None)
+        rows = run_turnwise(catalog, chosen, model, mode, cassettes or run_dir / "cassettes",
+                            tools=tools, similarity=embedding_similarity(),
+                            observation_cap=observation_cap)
+    names = [n for n in ("turn", "ts", "ps", "asks") if any(n in r for r in rows)]
+    groups = {"all": rows, **{k: [r for r in rows if r["granularity"] == k]
+                              for k in GRANULARITIES if any(r["granularity"] == k for r in rows)}}
+    means = {kind: {"dialogues": len(group), **{
+        n: round(sum(r[n] for r in group if n in r) / max(1, sum(n in r for r in group)), 4)
+        for n in names}} for kind, group in groups.items()}
+    run_dir.mkdir(parents=True, exist_ok=True)
+    with (run_dir / "turns.jsonl").open("w", encoding="utf-8") as out:
+        out.writelines(json.dumps(r) + "\n" for r in rows)
+    (run_dir / "turns.json").write_text(json.dumps(
+        {"agent": agent.name, "mode": mode.value, "tools": tools, "by_granularity": means},
+        indent=2) + "\n", encoding="utf-8")
+    table(f"turn by turn (gold history): {len(rows)} dialogues",
+          ["granularity", "dialogues", *names],
+          [[kind, str(m["dialogues"]), *(f"{m[n]:.3f}" for n in names)]
+           for kind, m in means.items()])
+    console.print(f"results in {run_dir}")
+
+
+def _dialogues(agent: Agent, catalog: Catalog, chosen: list[Dialogue], mode: Mode, tools: str,
+               run_dir: Path, cassettes: Path | None, user: SimulatedUser | None = None,
+               trials: int = 1) -> None:
+    """``--turns multi``: the agent on the dialogues, one user turn at a time."""
     started: dict[str, Any] = {}
     try:
         running = None if mode.offline else start_missing(
-            suite.catalog, {a for d in chosen for a in d.apps}, started, {},
+            catalog, {a for d in chosen for a in d.apps}, started, {},
             lambda line: console.print(line, markup=False))
         with Progress(console=console, transient=True) as progress:
             bar = progress.add_task(f"{agent.name} on {len(chosen)} dialogues ({mode.value})",
-                                    total=len(chosen))
-            summary = evaluate_dialogues(suite.catalog, agent, chosen, run_dir, mode, tools,
+                                    total=len(chosen) * trials)
+            summary = evaluate_dialogues(catalog, agent, chosen, run_dir, mode, tools,
                                          cassettes, running,
-                                         advance=lambda: progress.advance(bar))
+                                         advance=lambda: progress.advance(bar),
+                                         user=user, trials=trials)
     finally:
         stop_started(started)
-    names = ["success", "sr", "ats", "sats", "tpr", "tn", "to", "ts", "ps", "tool_match"]
-    groups = {"all": summary["all"], **summary["by_granularity"]}
-    table(f"{agent.name} on {summary['all']['dialogues']} dialogues ({mode.value})",
-          ["granularity", "dialogues", *names],
-          [[name, str(g["dialogues"]), *(f"{g[n]:.3f}" if n in g else "" for n in names)]
-           for name, g in groups.items()])
+    console.print(dialogue_markdown(summary), markup=False, highlight=False)
     console.print(f"dialogues in {run_dir / 'dialogues.jsonl'}")
     if summary["problems"]:
-        console.print(f"{summary['problems']} dialogue(s) had problems besides the agent's "
-                      "own mistakes: see dialogues.jsonl")
         raise typer.Exit(1)
 
 

@@ -21,6 +21,8 @@ from toolbed.tasks import (
     TaskSuite,
     api_coverage,
     assign_splits,
+    dialogue_stats,
+    load_dialogues,
     load_tasks,
     near_duplicates,
     task_cassette,
@@ -177,25 +179,32 @@ def stats(
     )] = None,
     json_: JsonOpt = False,
 ) -> None:
-    """Count tasks by app, domain, scenario, answer type, category, split, calls per task."""
+    """Count tasks by app, domain, scenario, granularity, answer type, category, split and
+    calls per task; then the dialogues (self-hosted) by granularity, turns and apps."""
     if update is not None:
         tier = tier or "selfhosted"
     suite, chosen = _select(tasks, app_, None, None, None, tier)
     counts = task_stats(chosen, suite.catalog)
+    talks = load_dialogues(catalog=suite.catalog).filter(app_ or ()) \
+        if tasks is None and tier in (None, "selfhosted") else []
     if update is not None:
         assert tier is not None
         text = update.read_text(encoding="utf-8")
-        update.write_text(replace_table(text, task_table(chosen, suite.catalog), tier,
+        update.write_text(replace_table(text, task_table(chosen, suite.catalog, talks), tier,
                                         kind="task-table"), encoding="utf-8")
         return
     if json_:
-        print_json(counts)
+        print_json({**counts, "dialogues": dialogue_stats(talks)})
         return
-    console.print(f"{counts['total']} tasks")
-    for grouping, values in counts.items():
-        if grouping != "total":
-            table(grouping, [grouping, "tasks", "share"],
-                  [[k, v, f"{100 * v / max(counts['total'], 1):.0f}%"] for k, v in values.items()])
+    for noun, numbers in (("tasks", counts), ("dialogues", dialogue_stats(talks))):
+        if noun == "dialogues" and not talks:
+            break
+        console.print(f"{numbers['total']} {noun}")
+        for grouping, values in numbers.items():
+            if grouping != "total":
+                table(f"{noun} by {grouping}", [grouping, noun, "share"],
+                      [[k, v, f"{100 * v / max(numbers['total'], 1):.0f}%"]
+                       for k, v in values.items()])
     for t in ("selfhosted", "hosted"):
         if tier in (None, t):
             cover = api_coverage(chosen, suite.catalog, t, app_ or ())
