@@ -39,6 +39,8 @@ from ._report import (
     markdown,
     plot_runs,
     summarize,
+    tooleyes_markdown,
+    tooleyes_table,
     write_report,
 )
 from ._runlog import FORMAT, ResultRow, RunLog, RunSpec
@@ -156,6 +158,8 @@ __all__ = [
     "step_cases",
     "step_means",
     "summarize",
+    "tooleyes_markdown",
+    "tooleyes_table",
     "truthy",
     "write_report",
 ]

@@ -3,7 +3,8 @@
 ``results.db``.
 
 The summary holds the mean of every score, CToolEval's tables (tool matching rate and
-completion per scenario and answer type), the means per app, the error counts, pass^k
+completion per scenario and answer type), ToolEyes' five capabilities per ToolEyes
+scenario, the means per app, the error counts, pass^k
 for every k up to the number of trials, and the retrieval misses: per answer type, how
 many failed runs were never offered one of their gold tools, so that a score can be
 split between the agent and the retriever that chose its tools.
@@ -20,7 +21,8 @@ from ._runlog import RunLog
 from .metrics import ERRORS, by_scenario_and_type, pass_hat_k
 
 __all__ = ["dialogue_html", "dialogue_markdown", "html_page", "html_report", "load_results",
-           "markdown", "plot_runs", "retrieval_misses", "summarize", "write_report"]
+           "markdown", "plot_runs", "retrieval_misses", "summarize", "tooleyes_markdown",
+           "tooleyes_table", "write_report"]
 
 
 def load_results(run_dir: str | Path) -> list[dict[str, Any]]:
@@ -61,11 +63,36 @@ def summarize(rows: list[dict[str, Any]], meta: dict[str, Any] | None = None) ->
         "errors": {e: sum(r["errors"].get(e, 0) for r in rows) for e in ERRORS},
         "pass_hat_k": {str(k): round(pass_hat_k(list(trials.values()), k), 4)
                        for k in range(1, most + 1)} if trials else {},
+        "tooleyes": tooleyes_table(rows),
         "problems": sum(1 for r in rows if r["problems"]),
         "problem_runs": [{"task": r["task"], "trial": r["trial"], "problems": r["problems"]}
                          for r in rows if r["problems"]],
         "retrieval_misses": retrieval_misses(rows),
     }
+
+
+_TOOLEYES = ("fa", "ic", "bp", "ts", "ao", "overall", "t_reality", "a_pass")
+
+
+def tooleyes_table(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """ToolEyes' scores (``tooleyes_*``) averaged per scenario (the task's ToolEyes
+    category) and over all runs; ``judged``: whether a judge rated the judged parts."""
+    scored = [r for r in rows if "tooleyes_fa" in r["scores"]]
+
+    def means(group: list[dict[str, Any]]) -> dict[str, Any]:
+        out: dict[str, Any] = {"runs": len(group)}
+        for name in _TOOLEYES:
+            values = [r["scores"][f"tooleyes_{name}"] for r in group
+                      if f"tooleyes_{name}" in r["scores"]]
+            if values:
+                out[name] = _mean(values)
+        return out
+
+    scenarios = sorted({r.get("category") or "-" for r in scored})
+    return {"judged": any("tooleyes_ic" in r["scores"] for r in scored),
+            "by_scenario": {s: means([r for r in scored if (r.get("category") or "-") == s])
+                            for s in scenarios},
+            "all": means(scored)} if scored else {}
 
 
 def retrieval_misses(rows: list[dict[str, Any]]) -> dict[str, dict[str, int]]:
@@ -106,6 +133,7 @@ def markdown(summary: dict[str, Any]) -> str:
     if summary["pass_hat_k"]:
         lines += ["", "pass^k: " + ", ".join(f"k={k}: {v:.3f}"
                                              for k, v in summary["pass_hat_k"].items())]
+    lines += tooleyes_markdown(summary.get("tooleyes") or {}, summary.get("judge"))
     lines += ["", "## Errors", "", "| error | count |", "|---|---|"]
     lines += [f"| {name} | {count} |" for name, count in summary["errors"].items()]
     lines += ["", "## Retrieval misses", "",
@@ -124,6 +152,34 @@ def markdown(summary: dict[str, Any]) -> str:
                   + "; ".join(p.replace("|", "/").replace("\n", " ") for p in r["problems"])
                   + " |" for r in summary["problem_runs"]]
     return "\n".join(lines) + "\n"
+
+
+_NO_JUDGE = ("IC, BP, TS and AO are rated by an LLM judge: run with `--judge` to score "
+             "them. Without one they are left out, not counted as zero; the rule-based parts "
+             "are shown (FA, tool reality, answered).")
+
+_NO_SCORE = ("The judge ({judge}) gave no readable score (\"Evaluation Score: N\") for "
+             "{parts}, so {they} left out, not counted as zero; the overall needs all five.")
+
+
+def tooleyes_markdown(table: dict[str, Any], judge: str | None = None) -> list[str]:
+    """ToolEyes' table (Eq. 1-6) as Markdown lines, per scenario; empty without scores.
+    ``judge``: the judge's name, when the run had one."""
+    if not table:
+        return []
+    names = [n for n in _TOOLEYES if n in table["all"]]
+    lines = ["", "## ToolEyes' capabilities (%)", "",
+             "| scenario | runs | " + " | ".join(names) + " |", "|---" * (len(names) + 2) + "|"]
+    for scenario, cells in [*table["by_scenario"].items(), ("**all**", table["all"])]:
+        lines.append(f"| {scenario} | {cells['runs']} | " + " | ".join(
+            f"{100 * cells[n]:.1f}" if n in cells else "-" for n in names) + " |")
+    missing = [n.upper() for n in ("ic", "bp", "ts", "ao") if n not in table["all"]]
+    if judge is None:
+        lines += ["", _NO_JUDGE]
+    elif missing:
+        lines += ["", _NO_SCORE.format(judge=judge, parts=", ".join(missing),
+                                       they="it is" if len(missing) == 1 else "they are")]
+    return lines
 
 
 def _figure(draw: Any) -> bytes:
@@ -206,6 +262,8 @@ def html_report(summary: dict[str, Any]) -> str:
                      f"<td>{cell['missed']}</td></tr>"
                      for kind, cell in summary.get("retrieval_misses", {}).items())
     dialogues = dialogue_html(summary["dialogues"]) if summary.get("dialogues") else ""
+    tooleyes = _html_table(tooleyes_markdown(summary.get("tooleyes") or {},
+                                             summary.get("judge")))
     return html_page(markdown(summary).splitlines()[0].lstrip("# "), f"""<p>Success: \
 {100 * summary['success']:.1f}%</p>
 <h2>By scenario and answer type</h2>{_inline(_figure(by_type))}
@@ -214,7 +272,7 @@ def html_report(summary: dict[str, Any]) -> str:
 <h2>Errors</h2><table>{errors}</table>
 <h2>Retrieval misses</h2><p>Failed runs whose offered tools lacked a gold tool.</p>
 <table><tr><th>answer type</th><th>failed</th><th>gold tool not offered</th></tr>{misses}
-</table>{dialogues}""")
+</table>{tooleyes}{dialogues}""")
 
 
 def write_report(run_dir: str | Path) -> dict[str, Any]:
@@ -294,6 +352,24 @@ def dialogue_html(summary: dict[str, Any]) -> str:
                      f"</tr><tr><td>{e['stopped_early']:.3f}</td><td>{e['left_goal']:.3f}</td>"
                      f"<td>{e['leaked']:.3f}</td><td>{e['any']:.3f}</td></tr></table>")
     return "\n".join(parts)
+
+
+def _html_table(lines: list[str]) -> str:
+    """Markdown lines of one titled table (and notes) as HTML."""
+    import html
+
+    if not lines:
+        return ""
+    out = []
+    rows = [line for line in lines if line.startswith("|") and not line.startswith("|---")]
+    for line in lines:
+        if line.startswith("## "):
+            out.append(f"<h2>{html.escape(line[3:])}</h2>")
+        elif line and not line.startswith("|"):
+            out.append(f"<p>{html.escape(line)}</p>")
+    cells = ["<tr>" + "".join(f"<td>{html.escape(c.strip().strip('*'))}</td>"
+                              for c in row.strip("|").split("|")) + "</tr>" for row in rows]
+    return out[0] + "<table>" + "".join(cells) + "</table>" + "".join(out[1:])
 
 
 def html_page(title: str, body: str) -> str:

@@ -28,6 +28,7 @@ Each result is a ``ResultRow`` in the run folder (``_runlog.py`` owns its format
 
 from __future__ import annotations
 
+import json
 import multiprocessing
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -44,7 +45,7 @@ from pathlib import Path
 from typing import Any
 
 from toolbed.apis import Catalog
-from toolbed.connectors import Mode, RunningApp, Runtime, parse_mode
+from toolbed.connectors import Mode, RunningApp, Runtime, parse_mode, tool_name
 from toolbed.errors import TaskError, ToolbedError
 from toolbed.rollback import RollbackScope
 from toolbed.tasks._suite import TASK_CASSETTES, task_cassette
@@ -54,7 +55,7 @@ from ._oracle import TaskRun, check_state, run_oracle
 from ._runlog import ResultRow, RunLog, RunSpec
 from ._trajectory import Call, ToolBox, Trajectory
 from .agents import Agent
-from .metrics import Judge
+from .metrics import Judge, judge_tooleyes
 from .scoring import Reference, filled_references, score_run
 
 __all__ = ["SCOPES", "TOOL_CHOICES", "Runner", "TaskResult", "offered_tools"]
@@ -323,6 +324,23 @@ class Runner:
             return [f"the judge failed ({type(exc).__name__}: {exc}); scored by similarity"]
         return []
 
+    def _rate(self, task: Task, trajectory: Trajectory, reference: Reference) -> list[str]:
+        """The judge's ratings of ToolEyes' judged capabilities, in the task's cassette."""
+        def describe(api: str) -> str:
+            spec = self.catalog.api(api)
+            args = json.dumps(spec.parameters.get("properties", {}), ensure_ascii=False)
+            return f"{tool_name(api)}: {' '.join(spec.description.split())} Arguments: {args}"
+
+        try:
+            reference.ratings = judge_tooleyes(
+                self.judge.rate, task.query,  # type: ignore[union-attr]
+                "\n".join(f"- {describe(a)}" for a in trajectory.offered),
+                trajectory.calls, trajectory.thoughts, trajectory.answer, describe)
+        except Exception as exc:  # the judge's server failed: the judged parts are absent
+            return [f"the judge failed to rate ToolEyes' capabilities ({type(exc).__name__}: "
+                    f"{exc}); they are left out"]
+        return []
+
     def _restart(self) -> Callable[[RunningApp], RunningApp] | None:
         return self.restart if self.mode.can_restart else None
 
@@ -365,6 +383,8 @@ class Runner:
             reference.state_after = check_state(scope, checks) if checks else []
         if self.judge is not None and task.answer.type == "open":
             problems += self._judge(task, trajectory, reference)     # in the task's cassette
+        if hasattr(self.judge, "rate"):                              # ToolEyes' judged parts
+            problems += self._rate(task, trajectory, reference)
         if scope.report is not None and not scope.report.clean:
             problems.append(scope.report.summary())
         restart = self._restart()

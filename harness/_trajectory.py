@@ -42,6 +42,9 @@ class Trajectory(BaseModel):
     """The final answer; None when the agent stopped without one."""
     outputs: list[str] = []
     """Raw model outputs of a text-protocol (ReAct) agent, one per round."""
+    thoughts: list[str] = []
+    """What the model said with each of its calls (ReAct's Thought, a tool-calling
+    model's text beside its calls), one per call; ToolEyes' judge reads them."""
     format_errors: int = 0
     hallucinated_observations: int = 0
     steps: int = 0

@@ -173,6 +173,7 @@ class LangChainConversation:
                 trajectory.answer = _text(reply.content)
                 break
             for call in reply.tool_calls:
+                trajectory.thoughts.append(_text(reply.content))
                 observation = tools.observe(call["name"], call["args"])
                 messages.append(ToolMessage(
                     observation.model_dump_json()[: self.agent.observation_cap],
@@ -224,6 +225,7 @@ class ReactAgent:
                 trajectory.answer = step.final_answer
                 break
             assert step.action is not None
+            trajectory.thoughts.append(step.thought)
             observation = tools.observe(step.action, step.args or {})
             messages += [AIMessage(cut_observation(text)[0].rstrip()), HumanMessage(
                 "Observation: " + observation.model_dump_json()[: self.observation_cap])]

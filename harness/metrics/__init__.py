@@ -9,7 +9,8 @@
 - GTA: ``step_metrics`` (InstAcc, ToolAcc, ArgAcc, SummAcc), ``subjective_accuracy``,
   ``category_f1``; AnsAcc's phrase lists are the ``phrases`` match rule of a task
 - T-Eval: ``plan_f1`` and the instruct / reason / retrieve / understand / review scores
-- ToolEyes: ``format_alignment``, ``tool_reality``
+- ToolEyes: ``format_alignment``, ``tool_reality``, ``judge_tooleyes`` (the judged parts)
+  and ``tooleyes_scores`` (all five capabilities and their mean)
 - tau-bench: ``pass_hat_k`` (and ``pass_at_k``)
 - ``error_taxonomy``: the errors of one run, counted by kind
 """
@@ -24,7 +25,7 @@ from ._ctooleval import (
     tool_matching_rate,
 )
 from ._gta import StepPrediction, category_f1, step_metrics, subjective_accuracy
-from ._judge import JUDGE_PROMPT, Judge, llm_judge
+from ._judge import JUDGE_PROMPT, Judge, LLMJudge, llm_judge
 from ._mtubench import (
     averaged_turn_success,
     parameter_selection,
@@ -51,7 +52,16 @@ from ._teval import (
     review_score,
     understand_score,
 )
-from ._tooleyes import format_alignment, tool_reality
+from ._tooleyes import (
+    CAPABILITIES,
+    RUBRICS,
+    Rater,
+    format_alignment,
+    judge_tooleyes,
+    thought_chain,
+    tool_reality,
+    tooleyes_scores,
+)
 
 for _name, _fn in {
     "ctooleval.tool_matching_rate": tool_matching_rate,
@@ -83,7 +93,7 @@ for _name, _fn in {
     _register("metric", _name)(_fn)
 
 __all__ = [
-    "JUDGE_PROMPT", "Judge", "llm_judge",
+    "JUDGE_PROMPT", "Judge", "LLMJudge", "llm_judge",
     "ANSWER_TYPES", "ERRORS", "REVIEW_CLASSES", "Similarity", "StepPrediction",
     "averaged_turn_success", "by_scenario_and_type", "canonical", "category_f1",
     "embedding_similarity", "error_taxonomy", "exact_similarity", "format_alignment", "gives",
@@ -93,4 +103,5 @@ __all__ = [
     "step_metrics", "subjective_accuracy", "success_rate", "task_process_rate",
     "tool_matching_rate", "tool_number", "tool_order", "tool_reality", "tool_selection",
     "understand_score",
+    "CAPABILITIES", "RUBRICS", "Rater", "judge_tooleyes", "thought_chain", "tooleyes_scores",
 ]

@@ -43,6 +43,7 @@ from ..metrics import (
     tool_number,
     tool_order,
     tool_selection,
+    tooleyes_scores,
 )
 from ._answers import answer_matches, filled_references
 
@@ -63,6 +64,9 @@ class Reference:
     """Why the reference could not be taken (the app failed the gold chain, ...)."""
     judged: float | None = None
     """An LLM judge's verdict on an open answer (1.0 or 0.0), when one is configured."""
+    ratings: dict[str, Any] | None = None
+    """The judge's ratings of ToolEyes' judged parts (``judge_tooleyes``), when a judge
+    is configured."""
 
 
 @dataclass
@@ -127,6 +131,11 @@ def score_run(
                       sats=soft_averaged_turn_success(turns), tpr=task_process_rate(turns))
     if trajectory.outputs:
         scores["format_alignment"] = format_alignment(trajectory.outputs)
+    if trajectory.offered or trajectory.steps:     # ToolEyes' five capabilities
+        scores.update(tooleyes_scores(
+            calls, trajectory.steps, trajectory.format_errors, trajectory.outputs,
+            trajectory.answer, {a: catalog.api(a).parameters for a in trajectory.offered},
+            reference.ratings))
     if trajectory.offered:      # how much of the gold chain the agent could reach at all
         chain = {step.api for step in task.chain}
         scores["gold_offered"] = len(chain & set(trajectory.offered)) / len(chain)

@@ -26,6 +26,8 @@ from toolbed.harness import (
     chat_model,
     dialogue_summary,
     load_results,
+    tooleyes_markdown,
+    tooleyes_table,
     write_report,
 )
 from toolbed.harness.metrics import ERRORS
@@ -207,6 +209,10 @@ def test_what_an_agent_gets_wrong_is_counted_and_rolled_back(
     assert result.errors["invalid_api"] == 1 and result.errors["wrong_argument"] == 1
     assert result.scores["tool_match"] == 1.0 and not result.success
     assert result.problems == []                                # its write was undone
+    # ToolEyes, rule-based: 4 rounds, none malformed; of 3 calls only the last names an
+    # offered tool with its required arguments; it answered. No judge: nothing judged
+    assert {k: v for k, v in result.scores.items() if k.startswith("tooleyes_")} == {
+        "tooleyes_fa": 1.0, "tooleyes_t_reality": 0.3333, "tooleyes_a_pass": 1.0}
 
 
 def test_hostile_values_in_tool_calls_fail_the_task_not_the_run(
@@ -385,6 +391,7 @@ def test_an_llm_judge_rules_on_open_answers_and_replays_from_the_cassette(
         judge.requests[0][2]["messages"][0]["content"]
     # the embedding similarity would pass it word for word; the judge decides
     assert recorded.scores["completion"] == 0.0 and not recorded.success
+    assert "tooleyes_ic" not in recorded.scores       # its replies hold no score to read
     block_network(monkeypatch)                                    # no judge, no kinto
     assert run("replay", url).scores == recorded.scores
 
@@ -397,6 +404,47 @@ def test_an_llm_judge_rules_on_open_answers_and_replays_from_the_cassette(
     assert result.scores["completion"] == pytest.approx(1.0, abs=1e-4)   # by similarity
     assert result.problems == ["the judge failed (ConnectionError: judge unreachable); "
                                "scored by similarity"]
+
+
+def test_a_judge_rates_tooleyes_capabilities_and_a_replay_gives_the_same_scores(
+    tmp_path: Path, suite: TaskSuite, kinto: dict, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from toolbed.harness.metrics import llm_judge
+
+    task = suite.task("kinto-packing-left")
+    packing = {"bucket": "trips", "collection": "packing"}
+
+    def run(mode: str, url: str) -> Any:
+        agent = LangChainAgent(ScriptedChatModel(messages=iter([
+            AIMessage("I need the packing list to count what is left.", tool_calls=[
+                {"id": "1", "name": "kinto__list_records", "args": packing}]),
+            AIMessage("Some things still need to go in the bag.")])))
+        runner = Runner(suite.catalog, agent, tmp_path / mode, mode, apps=kinto,
+                        cassettes=tmp_path / "cassettes",
+                        judge=llm_judge(chat_model("judge", base_url=url)))
+        return runner.run_one(task)
+
+    with ScriptedOpenAI([{"content": "Scoring Reason: sound.\nEvaluation Score: 8"}]) as judge:
+        recorded = run("record", judge.url)
+        url = judge.url
+    asked = [r[2]["messages"][0]["content"] for r in judge.requests]
+    assert len(asked) == 5                  # IC, b-validity, b-integrity, a-quality, 1 t-match
+    assert any("THOUGHT: I need the packing list" in a for a in asked)
+    assert all("Evaluation Score" in a for a in asked)
+    scores = {k: v for k, v in recorded.scores.items() if k.startswith("tooleyes_")}
+    assert scores == {"tooleyes_fa": 1.0, "tooleyes_t_reality": 1.0, "tooleyes_a_pass": 1.0,
+                      "tooleyes_ic": 0.8, "tooleyes_bp": 0.64, "tooleyes_ts": 0.8,
+                      "tooleyes_ao": 0.8, "tooleyes_overall": 0.808}
+    block_network(monkeypatch)                                    # no judge, no kinto
+    assert run("replay", url).scores == recorded.scores
+    table = tooleyes_table([{"scores": recorded.scores, "category": task.category}])
+    assert table["judged"] and table["by_scenario"][task.category]["overall"] == 0.808
+    text = "\n".join(tooleyes_markdown(table))
+    assert f"| {task.category} | 1 | 100.0 | 80.0 | 64.0 | 80.0 | 80.0 | 80.8 |" in text
+    unjudged = tooleyes_table([{"scores": {"tooleyes_fa": 1.0}, "category": task.category}])
+    assert "run with `--judge`" in "\n".join(tooleyes_markdown(unjudged))
+    assert "The judge (embedded) gave no readable score" in "\n".join(
+        tooleyes_markdown(unjudged, judge="embedded"))
 
 
 @pytest.mark.live

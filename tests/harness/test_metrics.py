@@ -33,6 +33,7 @@ from toolbed.harness.metrics import (
     tool_order,
     tool_reality,
     tool_selection,
+    tooleyes_scores,
 )
 from toolbed.registry import lookup
 
@@ -241,3 +242,40 @@ def test_error_taxonomy_counts_each_kind() -> None:
 def test_every_metric_is_in_the_registry() -> None:
     assert lookup("metric", "mtubench.sats") is soft_averaged_turn_success
     assert lookup("metric", "taubench.pass_hat_k") is pass_hat_k
+
+
+def test_tooleyes_five_capabilities_on_a_hand_worked_run() -> None:
+    schemas = {"kinto.get_bucket": {"properties": {"bucket": {}}, "required": ["bucket"]}}
+    calls = [Call(api="kinto__drop_all", valid=False),              # no such tool: 0
+             Call(api="kinto.get_bucket", args={}),                 # required one missing: 0
+             Call(api="kinto.get_bucket", args={"bucket": "trips"})]  # as documented: 1
+    # 5 rounds, one of them a malformed call; it never answered
+    rules = tooleyes_scores(calls, 5, 1, [], None, schemas)
+    assert rules == {"tooleyes_fa": 0.8, "tooleyes_t_reality": 0.3333, "tooleyes_a_pass": 0.0}
+    ratings = {"ic": 0.5, "b_validity": 0.5, "b_integrity": 0.4, "a_quality": 0.9,
+               "t_match": [0.0, 0.3, 0.6]}
+    judged = tooleyes_scores(calls, 5, 1, [], None, schemas, ratings)
+    assert judged == {**rules, "tooleyes_ic": 0.5, "tooleyes_bp": 0.2, "tooleyes_ts": 0.2,
+                      "tooleyes_ao": 0.0, "tooleyes_overall": 0.34}   # (.8+.5+.2+.2+0)/5
+    # a rating the judge did not give leaves its part, and the overall, out
+    partial = tooleyes_scores(calls, 5, 1, [], "done", schemas, {**ratings, "b_integrity": None})
+    assert "tooleyes_bp" not in partial and "tooleyes_overall" not in partial
+    assert partial["tooleyes_ao"] == 0.9
+    # a ReAct agent's FA reads its outputs: the second one has a sentence after its input
+    outputs = ["Thought: look\nAction: kinto.get_bucket\nAction Input: {\"bucket\": \"a\"}",
+               "Thought: look\nAction: kinto.get_bucket\nAction Input: {\"bucket\": \"a\"}\nok?"]
+    assert tooleyes_scores([], 2, 0, outputs, "x", schemas)["tooleyes_fa"] == 0.5
+
+
+def test_a_judges_rating_is_read_from_its_score_line_or_a_bare_number() -> None:
+    from langchain_core.messages import AIMessage
+
+    from toolbed.harness import ScriptedChatModel
+    from toolbed.harness.metrics import llm_judge
+
+    replies = [AIMessage(r) for r in ("Scoring Reason: clear.\nEvaluation Score: 7", " 9.",
+                                      "It seems fine.", "Evaluation Score: 12")]
+    replies.append(AIMessage("", tool_calls=[{"id": "1", "name": "give_score",
+                                              "args": {"score": 4, "reason": "vague"}}]))
+    judge = llm_judge(ScriptedChatModel(messages=iter(replies)))
+    assert [judge.rate("rate it") for _ in replies] == [0.7, 0.9, None, 1.0, 0.4]

@@ -80,8 +80,9 @@ def eval_(
     strict_parse: Annotated[bool, typer.Option(
         help="react: accept only the exact format (default: lenient).")] = False,
     judge: Annotated[str | None, typer.Option(
-        help="An LLM judge for open answers (provider:model, or the model name at "
-        "--judge-base-url); default: embedding similarity to the references.")] = None,
+        help="An LLM judge for open answers and ToolEyes' judged capabilities "
+        "(provider:model, the model name at --judge-base-url, or embedded); default: "
+        "embedding similarity to the references, and no judged capabilities.")] = None,
     judge_base_url: Annotated[str | None, typer.Option(
         help="The judge's OpenAI-compatible server.")] = None,
     judge_api_key_env: Annotated[str | None, typer.Option(
@@ -166,7 +167,8 @@ def eval_(
         if turns == "multi":
             return
         tools = None if tools == "gold" else tools
-    judge_fn = llm_judge(chat_model(judge, judge_base_url, judge_api_key_env)) if judge else None
+    judge_fn = llm_judge(_judge_model(judge, judge_base_url, judge_api_key_env)) \
+        if judge else None
     suite, chosen = _select(tasks, app_, type_, split or ["test"], None, tier)
     if sample and sample < len(chosen):
         picked = set(random.Random(0).sample(range(len(chosen)), sample))
@@ -210,6 +212,15 @@ def eval_(
         console.print(f"{summary['problems']} run(s) had problems besides the agent's own "
                       "mistakes (an app down, a write not undone...): see summary.md")
         raise typer.Exit(1)
+
+
+def _judge_model(name: str, base_url: str | None, api_key_env: str | None) -> Any:
+    """``--judge``: ``embedded`` (or a GGUF file) runs the embedded model, else a chat model."""
+    if not base_url and (name == "embedded" or name.endswith(".gguf")):
+        model = EmbeddedChatModel(model_path=None if name == "embedded" else name)
+        model.load()
+        return model
+    return chat_model(name, base_url, api_key_env)
 
 
 def _simulated_user(model: str | None, base_url: str | None, api_key_env: str | None
