@@ -202,6 +202,7 @@ def oracle_dialogue(runtime: Runtime, dialogue: Dialogue) -> DialogueResult:
                         ok=s.observation.ok) for s in turn.steps],
             answer=turn.answer, steps=len(turn.steps)))
         result.right.append(turn.passed and not turn.problems)
+        result.errors.append(turn_errors(turn.turn, result.turns[-1], result.right[-1]))
         result.problems += [f"turn {turn.number}: {p}" for p in turn.problems]
     result.scores = score_dialogue(dialogue, result.turns, result.right)
     return result

@@ -108,9 +108,18 @@ def _messages(case: StepCase, observation_cap: int, upto: int | None = None
               ) -> list[BaseMessage]:
     """The conversation so far: the query, then the gold calls before step ``upto``
     (default: the case's step) with what each returned."""
-    messages: list[BaseMessage] = [SystemMessage(STEP_PROMPT), HumanMessage(case.task.query)]
-    for n, done in enumerate(case.steps[:case.index if upto is None else upto]):
-        call_id = f"call_{n}"
+    return [SystemMessage(STEP_PROMPT), HumanMessage(case.task.query),
+            *gold_call_messages(case.steps[:case.index if upto is None else upto],
+                                observation_cap)]
+
+
+def gold_call_messages(steps: Sequence[StepResult], observation_cap: int, prefix: str = "call"
+                       ) -> list[BaseMessage]:
+    """Gold calls as the model would have made them, each followed by what it returned
+    (cut to ``observation_cap`` characters); call ids are ``<prefix>_<n>``."""
+    messages: list[BaseMessage] = []
+    for n, done in enumerate(steps):
+        call_id = f"{prefix}_{n}"
         messages += [
             AIMessage("", tool_calls=[{"id": call_id, "name": tool_name(done.api_id),
                                        "args": done.args}]),

@@ -22,14 +22,14 @@ from pathlib import Path
 from typing import Any
 
 from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 
 from toolbed.apis import Catalog
-from toolbed.connectors import Mode, Runtime, api_id_of, openai_tool, tool_name
+from toolbed.connectors import Mode, Runtime, api_id_of, openai_tool
 from toolbed.tasks._dialogue import DIALOGUE_CASSETTES, Dialogue, Turn, dialogue_cassette
 
 from ._oracle import DialogueRun, TurnRun, run_dialogue
-from ._stepwise import _ask, _mean
+from ._stepwise import _ask, _mean, gold_call_messages
 from ._trajectory import Trajectory
 from .agents._agents import SYSTEM_PROMPT, _text
 from .metrics import parameter_selection, tool_selection
@@ -43,15 +43,9 @@ def turn_history(run: DialogueRun, upto: int, observation_cap: int = 6000
     """The gold conversation before turn ``upto`` (from 0), then that turn's query."""
     messages: list[BaseMessage] = [SystemMessage(SYSTEM_PROMPT)]
     for turn in run.turns[:upto]:
-        messages.append(HumanMessage(turn.turn.query))
-        for n, done in enumerate(turn.steps):
-            call_id = f"call_{turn.number}_{n}"
-            messages += [
-                AIMessage("", tool_calls=[{"id": call_id, "name": tool_name(done.api_id),
-                                           "args": done.args}]),
-                ToolMessage(done.observation.model_dump_json()[:observation_cap],
-                            tool_call_id=call_id)]
-        messages.append(AIMessage(turn.answer))
+        messages += [HumanMessage(turn.turn.query),
+                     *gold_call_messages(turn.steps, observation_cap, f"call_{turn.number}"),
+                     AIMessage(turn.answer)]
     return [*messages, HumanMessage(run.turns[upto].turn.query)]
 
 
