@@ -47,7 +47,7 @@ from ._runlog import FORMAT, ResultRow, RunLog, RunSpec
 from ._runner import TOOL_CHOICES, Runner, TaskResult, offered_tools
 from ._stepwise import StepCase, run_stepwise, step_cases, step_means
 from ._trajectory import Call, ToolBox, Trajectory
-from ._turnwise import run_turnwise, turn_history
+from ._turnwise import TURN_SCORES, run_turnwise, turn_history, turn_means
 from ._user import STOP, SimulatedUser, UserErrors, UserSession, user_errors
 from .agents import (
     DEFAULT_GGUF,
@@ -153,6 +153,8 @@ __all__ = [
     "run_stepwise",
     "run_turnwise",
     "turn_history",
+    "turn_means",
+    "TURN_SCORES",
     "same_value",
     "score_run",
     "step_cases",

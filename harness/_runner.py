@@ -55,7 +55,7 @@ from ._oracle import TaskRun, check_state, run_oracle
 from ._runlog import ResultRow, RunLog, RunSpec
 from ._trajectory import Call, ToolBox, Trajectory
 from .agents import Agent
-from .metrics import Judge, judge_tooleyes
+from .metrics import Judge, Rater, judge_tooleyes
 from .scoring import Reference, filled_references, score_run
 
 __all__ = ["SCOPES", "TOOL_CHOICES", "Runner", "TaskResult", "offered_tools"]
@@ -324,7 +324,8 @@ class Runner:
             return [f"the judge failed ({type(exc).__name__}: {exc}); scored by similarity"]
         return []
 
-    def _rate(self, task: Task, trajectory: Trajectory, reference: Reference) -> list[str]:
+    def _rate(self, rate: Rater, task: Task, trajectory: Trajectory, reference: Reference
+              ) -> list[str]:
         """The judge's ratings of ToolEyes' judged capabilities, in the task's cassette."""
         def describe(api: str) -> str:
             spec = self.catalog.api(api)
@@ -333,7 +334,7 @@ class Runner:
 
         try:
             reference.ratings = judge_tooleyes(
-                self.judge.rate, task.query,  # type: ignore[union-attr]
+                rate, task.query,
                 "\n".join(f"- {describe(a)}" for a in trajectory.offered),
                 trajectory.calls, trajectory.thoughts, trajectory.answer, describe)
         except Exception as exc:  # the judge's server failed: the judged parts are absent
@@ -383,8 +384,9 @@ class Runner:
             reference.state_after = check_state(scope, checks) if checks else []
         if self.judge is not None and task.answer.type == "open":
             problems += self._judge(task, trajectory, reference)     # in the task's cassette
-        if hasattr(self.judge, "rate"):                              # ToolEyes' judged parts
-            problems += self._rate(task, trajectory, reference)
+        rate: Rater | None = getattr(self.judge, "rate", None)     # ToolEyes' judged parts
+        if rate is not None:
+            problems += self._rate(rate, task, trajectory, reference)
         if scope.report is not None and not scope.report.clean:
             problems.append(scope.report.summary())
         restart = self._restart()

@@ -26,7 +26,13 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, System
 
 from toolbed.apis import Catalog
 from toolbed.connectors import Mode, Runtime, api_id_of, openai_tool
-from toolbed.tasks._dialogue import DIALOGUE_CASSETTES, Dialogue, Turn, dialogue_cassette
+from toolbed.tasks._dialogue import (
+    DIALOGUE_CASSETTES,
+    GRANULARITIES,
+    Dialogue,
+    Turn,
+    dialogue_cassette,
+)
 
 from ._oracle import DialogueRun, TurnRun, run_dialogue
 from ._stepwise import _ask, _mean, gold_call_messages
@@ -35,7 +41,10 @@ from .agents._agents import SYSTEM_PROMPT, _text
 from .metrics import parameter_selection, tool_selection
 from .scoring import turn_right
 
-__all__ = ["run_turnwise", "turn_history"]
+__all__ = ["TURN_SCORES", "run_turnwise", "turn_history", "turn_means"]
+
+TURN_SCORES = ("turn", "ts", "ps", "asks")
+"""The scores of a row of ``run_turnwise``, as far as its dialogue has such turns."""
 
 
 def turn_history(run: DialogueRun, upto: int, observation_cap: int = 6000
@@ -100,3 +109,14 @@ def run_turnwise(
                      **{k: round(v, 4) for k, v in
                         {"turn": _mean([m["right"] for m in moves]), **scores}.items()}})
     return rows
+
+
+def turn_means(rows: Sequence[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """Each score's mean over the rows of ``run_turnwise`` that have it, over all of them
+    and by granularity, with the number of dialogues."""
+    groups = {"all": list(rows), **{k: [r for r in rows if r["granularity"] == k]
+                                    for k in GRANULARITIES
+                                    if any(r["granularity"] == k for r in rows)}}
+    return {kind: {"dialogues": len(group), **{
+        n: round(sum(r[n] for r in group if n in r) / sum(n in r for r in group), 4)
+        for n in TURN_SCORES if any(n in r for r in group)}} for kind, group in groups.items()}

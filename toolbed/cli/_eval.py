@@ -16,6 +16,7 @@ from toolbed.connectors import Mode, parse_mode
 from toolbed.errors import TaskError
 from toolbed.harness import (
     TOOL_CHOICES,
+    TURN_SCORES,
     Agent,
     AgentOptions,
     EmbeddedChatModel,
@@ -36,11 +37,12 @@ from toolbed.harness import (
     step_means,
     stop_started,
     summarize,
+    turn_means,
     write_report,
 )
 from toolbed.harness.metrics import embedding_similarity, llm_judge
 from toolbed.retriever import model_name
-from toolbed.tasks import GRANULARITIES, Dialogue, DialogueSuite, Task, load_dialogues
+from toolbed.tasks import Dialogue, DialogueSuite, Task, load_dialogues
 
 from ._output import JsonOpt, console, print_json, table
 from ._tasks import AppsOpt, SplitOpt, TasksOpt, TierOpt, TypesOpt, _select
@@ -264,12 +266,8 @@ def _turn_by_turn(agent: Agent, catalog: Catalog, chosen: list[Dialogue], mode: 
         rows = run_turnwise(catalog, chosen, model, mode, cassettes or run_dir / "cassettes",
                             tools=tools, similarity=embedding_similarity(),
                             observation_cap=observation_cap)
-    names = [n for n in ("turn", "ts", "ps", "asks") if any(n in r for r in rows)]
-    groups = {"all": rows, **{k: [r for r in rows if r["granularity"] == k]
-                              for k in GRANULARITIES if any(r["granularity"] == k for r in rows)}}
-    means = {kind: {"dialogues": len(group), **{
-        n: round(sum(r[n] for r in group if n in r) / max(1, sum(n in r for r in group)), 4)
-        for n in names}} for kind, group in groups.items()}
+    means = turn_means(rows)
+    names = [n for n in TURN_SCORES if n in means["all"]]
     run_dir.mkdir(parents=True, exist_ok=True)
     with (run_dir / "turns.jsonl").open("w", encoding="utf-8") as out:
         out.writelines(json.dumps(r) + "\n" for r in rows)
