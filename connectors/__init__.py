@@ -1,7 +1,7 @@
 """The runtime that turns a catalog entry into a call: validation, request building,
 auth from env, httpx with retries, cassettes (live | record | replay), observations,
-agent tool adapters, and the records of the self-hosted apps that are running (which
-``toolbed.launchers`` starts and stops).
+agent tool adapters (LangChain, OpenAI, MCP), and the records of the self-hosted apps
+that are running (which ``toolbed.launchers`` starts and stops).
 
     >>> from toolbed.connectors import Runtime
     >>> with Runtime(mode="replay", cassette="cassettes/exercise/kinto.yaml") as rt:
@@ -38,7 +38,14 @@ if TYPE_CHECKING:
         stop_app,
     )
     from ._runtime import AGENT_ERRORS, Caller, Runtime
-    from ._tools import api_id_of, langchain_tool, langchain_tools, openai_tool, tool_name
+    from ._tools import (
+        api_id_of,
+        langchain_tool,
+        langchain_tools,
+        mcp_tool,
+        openai_tool,
+        tool_name,
+    )
 
 __getattr__, __dir__ = _attach(__name__, __file__)
 
@@ -69,6 +76,7 @@ __all__ = [
     "json_body",
     "langchain_tool",
     "langchain_tools",
+    "mcp_tool",
     "openai_tool",
     "own",
     "parse_mode",

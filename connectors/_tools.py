@@ -1,4 +1,5 @@
-"""Each catalog API as an agent tool: a LangChain tool or an OpenAI tool schema.
+"""Each catalog API as an agent tool: a LangChain tool, an OpenAI tool schema or an MCP
+tool.
 
 Tool names cannot hold a dot, so ``kinto.create_record`` is offered as
 ``kinto__create_record``; ``api_id_of`` maps it back.
@@ -15,8 +16,9 @@ from ._runtime import Caller
 
 if TYPE_CHECKING:
     from langchain_core.tools import StructuredTool
+    from mcp_types import Tool
 
-__all__ = ["api_id_of", "langchain_tool", "langchain_tools", "openai_tool", "tool_name"]
+__all__ = ["api_id_of", "langchain_tool", "langchain_tools", "mcp_tool", "openai_tool", "tool_name"]
 
 
 def tool_name(api_id: str) -> str:
@@ -39,6 +41,15 @@ def openai_tool(api: Api) -> dict[str, Any]:
             "parameters": api.parameters,
         },
     }
+
+
+def mcp_tool(api: Api) -> Tool:
+    """The API as a Model Context Protocol tool (a read says so in its annotations)."""
+    from mcp_types import Tool, ToolAnnotations
+
+    return Tool(name=tool_name(api.id), description=api.description,
+                input_schema=api.parameters,
+                annotations=ToolAnnotations(read_only_hint=api.effect == "read"))
 
 
 def langchain_tool(runtime: Caller, api_id: str) -> StructuredTool:

@@ -9,7 +9,14 @@ the scoring. The tasks themselves are ``toolbed.tasks``.
     with Runtime() as runtime:                      # apps started by `toolbed apps up`
         run = run_oracle(runtime, suite.task("kinto-count-buckets"))
         assert run.ok, run.summary()
+
+The MCP server over the testbed (``McpTestbed``) imports the ``mcp`` SDK, so its
+names are imported on first use.
 """
+
+from typing import TYPE_CHECKING
+
+from toolbed._lazy import attach as _attach
 
 from ._dialogues import (
     DialogueResult,
@@ -46,7 +53,7 @@ from ._report import (
 from ._runlog import FORMAT, ResultRow, RunLog, RunSpec
 from ._runner import TOOL_CHOICES, Runner, TaskResult, offered_tools
 from ._stepwise import StepCase, run_stepwise, step_cases, step_means
-from ._trajectory import Call, ToolBox, Trajectory
+from ._trajectory import VIA, Call, ToolBox, Trajectory, calls_via
 from ._turnwise import TURN_SCORES, run_turnwise, turn_history, turn_means
 from ._user import STOP, SimulatedUser, UserErrors, UserSession, user_errors
 from .agents import (
@@ -82,7 +89,27 @@ from .scoring import (
     score_run,
 )
 
+if TYPE_CHECKING:
+    from ._mcp import (
+        FIND_TOOLS,
+        McpCaller,
+        McpTestbed,
+        mcp_caller,
+        serve_http,
+        serve_stdio,
+        testbed_session,
+    )
+
+__getattr__, __dir__ = _attach(__name__, __file__)
+
 __all__ = [
+    "FIND_TOOLS",
+    "McpCaller",
+    "McpTestbed",
+    "mcp_caller",
+    "serve_http",
+    "serve_stdio",
+    "testbed_session",
     "FORMAT",
     "ResultRow",
     "RunLog",
@@ -114,6 +141,8 @@ __all__ = [
     "TaskScore",
     "ToolBox",
     "Trajectory",
+    "VIA",
+    "calls_via",
     "answer_matches",
     "filled_references",
     "chat_model",

@@ -82,6 +82,7 @@ class Evaluation:
         *, mode: Mode | str = Mode.LIVE, tools: str = "retriever", k: int = 5,
         trials: int = 1, cassettes: str | Path | None = None, index: Any = None,
         scope: str = "tier", judge: Judge | None = None, judge_name: str | None = None,
+        via: str = "direct",
     ):
         if not tasks:
             raise TaskError("no task matches these filters (`toolbed tasks list` shows them)")
@@ -90,13 +91,13 @@ class Evaluation:
         self.tools = "gold" if agent.name == "oracle" else tools
         self.index = index if self.tools == "retriever" else None
         self.k, self.trials, self.cassettes, self.scope = k, trials, cassettes, scope
-        self.judge = judge
+        self.judge, self.via = judge, via
         retriever = {"k": k, "retriever": model_name(self.index.model),
                      "retriever_stages": self.index.pipeline.name,
                      "retriever_scope": scope} if self.index else {}
         self.spec = RunSpec(
             agent=agent.name, model=getattr(agent, "model_name", None), mode=self.mode.value,
-            tools=self.tools, judge=judge_name, trials=trials,
+            tools=self.tools, judge=judge_name, via=via, trials=trials,
             tasks=[t.id for t in self.tasks], **retriever)
         self.log = RunLog(self.run_dir)
         self.started: dict[str, RunningApp] = {}
@@ -132,7 +133,7 @@ class Evaluation:
             runner = Runner(self.catalog, self.agent, self.run_dir, self.mode, self.tools,
                             self.k, self.trials, self.cassettes, apps, self.index,
                             self._restart, judge=self.judge, scope=self.scope,
-                            unavailable=self.unavailable, spec=self.spec)
+                            unavailable=self.unavailable, spec=self.spec, via=self.via)
             for _ in runner.run(self.tasks, workers):
                 if advance is not None:
                     advance()

@@ -33,6 +33,7 @@ from toolbed.rollback import Journal, RollbackReport, RollbackScope, Snapshot, d
 from toolbed.tasks._dialogue import Dialogue, Turn
 from toolbed.tasks._task import Answer, StateCheck, Task
 
+from ._trajectory import calls_via
 from .scoring import answer_matches, filled_references, mentions, render, same_value
 
 __all__ = ["GOLD_CAP", "DialogueRun", "TaskRun", "TurnRun", "check_state", "end_checks",
@@ -132,12 +133,13 @@ def check_state(caller: Caller, checks: list[StateCheck]) -> list[bool]:
 
 def run_oracle(
     runtime: Runtime, task: Task, journal: Journal | None = None,
-    restart: Callable[[RunningApp], RunningApp] | None = None,
+    restart: Callable[[RunningApp], RunningApp] | None = None, via: str = "direct",
 ) -> TaskRun:
     """Run ``task``'s gold chain through a rollback scope and judge the task.
 
     A task with ``reset`` has its apps restarted by ``restart`` (e.g. ``restart_app``)
     after the rollback; their state is then compared with the state before the task.
+    ``via``: the chain's calls go to the scope directly or over MCP (``calls_via``).
     """
     catalog = runtime.catalog
     writes = any(catalog.api(s.api).effect == "write" for s in task.chain)
@@ -150,18 +152,18 @@ def run_oracle(
     cap, runtime.max_chars = runtime.max_chars, GOLD_CAP
     try:
         before = {app: _probe(runtime, app) for app in task.apps} if task.reset else {}
-        return _run(runtime, task, journal, restart, run, writes, before)
+        return _run(runtime, task, journal, restart, run, writes, before, via)
     finally:
         runtime.max_chars = cap
 
 
 def _run(runtime: Runtime, task: Task, journal: Journal | None,
          restart: Callable[[RunningApp], RunningApp] | None, run: TaskRun, writes: bool,
-         before: dict[str, Snapshot]) -> TaskRun:
+         before: dict[str, Snapshot], via: str) -> TaskRun:
     scope = RollbackScope(runtime, journal, task_id=task.id, allow_irreversible=task.irreversible,
                           verify=task.apps if writes and not task.reset else ())
     with scope:
-        _gold(scope, task.chain, task.answer, run, {}, "the chain: the task")
+        _gold(scope, task.chain, task.answer, run, {}, "the chain: the task", via)
     run.report = scope.report
     if run.report is not None and not run.report.clean:
         run.problems.append(run.report.summary())
@@ -276,7 +278,7 @@ def _run_turn(scope: RollbackScope, turn: Turn, number: int, saved: dict[str, An
 
 
 def _gold(scope: RollbackScope, chain: list[Step], answer: Answer, run: TaskRun | TurnRun,
-          saved: dict[str, Any], before: str) -> None:
+          saved: dict[str, Any], before: str, via: str = "direct") -> None:
     """Run a gold chain and judge its answer: an operational answer's state checks must
     not hold before it (``before`` names it in the problem), every call must succeed."""
     if answer.type == "operational":
@@ -284,7 +286,8 @@ def _gold(scope: RollbackScope, chain: list[Step], answer: Answer, run: TaskRun 
             if held:
                 run.problems.append(f"state check {check.expect!r} on {check.api} holds "
                                     f"before {before} would pass with no action")
-    run.steps = run_steps(scope, None, chain, saved)
+    with calls_via(via, scope, list(dict.fromkeys(s.api for s in chain))) as caller:
+        run.steps = run_steps(caller, None, chain, saved)
     for result in run.steps:
         if not result.ok:
             obs = result.observation

@@ -116,7 +116,9 @@ def markdown(summary: dict[str, Any]) -> str:
                                              else "")
     lines = [f"# {agent} on {summary['tasks']} tasks "
              f"({summary['runs']} runs, mode {summary.get('mode', '?')}, "
-             f"tools {summary.get('tools', '?')})", "",
+             f"tools {summary.get('tools', '?')}"
+             + (f", via {summary['via']}" if summary.get("via", "direct") != "direct" else "")
+             + ")", "",
              f"Success: {100 * summary['success']:.1f}%", ""]
     types = ("fixed", "open", "operational", "realtime")
     for title, key in (("Tool matching rate", "tool_matching"), ("Completion", "completion")):

@@ -50,6 +50,8 @@ class RunSpec(BaseModel):
     retriever_stages: str | None = None
     retriever_scope: str | None = None
     judge: str | None = None
+    via: str = "direct"
+    """How the agent's calls reached the apps: ``direct``, or over ``mcp``."""
     trials: int = 1
     tasks: list[str]
 

@@ -53,7 +53,7 @@ from toolbed.tasks._task import Task
 
 from ._oracle import TaskRun, check_state, run_oracle
 from ._runlog import ResultRow, RunLog, RunSpec
-from ._trajectory import Call, ToolBox, Trajectory
+from ._trajectory import VIA, Call, ToolBox, Trajectory, calls_via
 from .agents import Agent
 from .metrics import Judge, Rater, judge_tooleyes
 from .scoring import Reference, filled_references, score_run
@@ -141,7 +141,7 @@ class Runner:
         index: Any = None, restart: Callable[[RunningApp], RunningApp] | None = None,
         similarity: Callable[[str, str], float] | None = None, judge: Judge | None = None,
         scope: str = "tier", unavailable: dict[str, str] | None = None,
-        spec: RunSpec | None = None,
+        spec: RunSpec | None = None, via: str = "direct",
     ):
         if tools not in TOOL_CHOICES:
             raise TaskError(f"--tools {tools!r}: choose one of {', '.join(TOOL_CHOICES)}")
@@ -162,6 +162,10 @@ class Runner:
         if scope not in SCOPES:
             raise TaskError(f"retriever scope {scope!r}: choose one of {', '.join(SCOPES)}")
         self.scope = scope
+        if via not in VIA:
+            raise TaskError(f"--via {via!r}: choose one of {', '.join(VIA)}")
+        self.via = via
+        """How calls reach the apps: ``direct``, or over an MCP session (``calls_via``)."""
         self.unavailable = dict(unavailable or {})
         """Apps that could not be started, with why: their tasks fail with the reason."""
         self.log = RunLog(self.run_dir)
@@ -190,7 +194,7 @@ class Runner:
         self.log.start(self.spec or RunSpec(
             agent=self.agent.name, mode=self.mode.value, tools=self.tools,
             k=self.k if self.tools == "retriever" else None, trials=self.trials,
-            tasks=[t.id for t in tasks]))
+            via=self.via, tasks=[t.id for t in tasks]))
         todo = [(task, trial, self.offered(task)) for task, trial in self.pending(tasks)]
         if workers <= 1:
             for task, trial, offered in todo:
@@ -346,7 +350,7 @@ class Runner:
         return self.restart if self.mode.can_restart else None
 
     def _oracle(self, runtime: Runtime, task: Task) -> tuple[Trajectory, Reference, list[str]]:
-        run = run_oracle(runtime, task, restart=self._restart())
+        run = run_oracle(runtime, task, restart=self._restart(), via=self.via)
         trajectory = Trajectory(
             calls=[Call(api=s.api_id, args=s.args, status=s.observation.status,
                         ok=s.observation.ok) for s in run.steps],
@@ -376,7 +380,8 @@ class Runner:
             checks = task.answer.state if task.answer.type == "operational" else []
             reference.state_before = check_state(scope, checks) if checks else []
             try:
-                self.agent.run(task, ToolBox(scope, offered, trajectory))
+                with calls_via(self.via, scope, offered) as caller:
+                    self.agent.run(task, ToolBox(caller, offered, trajectory))
             except Exception as exc:
                 # the agent (its model server, its parser) failed: this task fails with
                 # the reason, its writes are still rolled back, and the run goes on

@@ -5,20 +5,44 @@ bound to it) that lets through only the APIs the agent was offered, turns every
 refusal into an observation the agent can read, and writes each call down. The
 ``Trajectory`` it fills is what the metrics score: the calls, the final answer, and
 for text-protocol agents the raw outputs and their format errors.
+
+``calls_via`` picks the road a run's calls take to the apps: straight to the rollback
+scope, or over an MCP client session to a testbed server around it (``--via mcp``).
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from typing import Any
 
 from pydantic import BaseModel, Field
 
 from toolbed.apis import Catalog
 from toolbed.connectors import Caller, CallError, Observation, api_id_of
+from toolbed.errors import TaskError
 
-__all__ = ["Call", "ToolBox", "Trajectory"]
+__all__ = ["VIA", "Call", "ToolBox", "Trajectory", "calls_via"]
+
+VIA = ("direct", "mcp")
+"""How calls reach the apps: straight through the caller, or over MCP."""
+
+
+@contextmanager
+def calls_via(via: str, caller: Caller, tools: Sequence[str]) -> Iterator[Caller]:
+    """``caller`` itself (``direct``), or a caller whose calls of ``tools`` are MCP
+    ``tools/call`` requests to a testbed server in front of it (``mcp``): the same
+    observations, through the protocol an external agent would speak."""
+    if via == "direct":
+        yield caller
+        return
+    if via != "mcp":
+        raise TaskError(f"--via {via!r}: choose one of {', '.join(VIA)}")
+    from ._mcp import McpTestbed, given, mcp_caller  # the mcp SDK: imported when used
+
+    with mcp_caller(McpTestbed(caller.catalog, tools, lambda: given(caller))) as client:
+        yield client
 
 
 class Call(BaseModel):

@@ -94,6 +94,9 @@ def eval_(
         "(from the task cassettes); nothing is executed. With --turns multi: each dialogue "
         "turn's move after the gold history (MTU-Bench's turn level).")] = False,
     mode: Annotated[str, typer.Option(help="live, record or replay.")] = "live",
+    via: Annotated[str, typer.Option(
+        help="How the agent's calls reach the apps: direct, or mcp (an MCP client session "
+        "to toolbed's own MCP server, as an external agent would).")] = "direct",
     tools: Annotated[str | None, typer.Option(
         help=f"Tools offered ({', '.join(TOOL_CHOICES)}): the chain's APIs, all APIs of the "
         "task's apps, or the retriever's top k (the index is built on first use). Default: "
@@ -154,6 +157,9 @@ def eval_(
         raise typer.BadParameter(f"--turns {turns!r}: choose single, multi or all")
     if user not in ("scripted", "simulated"):
         raise typer.BadParameter(f"--user {user!r}: choose scripted or simulated")
+    if via != "direct" and (turns != "single" or step_by_step):
+        raise typer.BadParameter(f"--via {via}: single-turn tasks run end to end only "
+                                 "(not with --turns multi or --step-by-step)")
     if turns != "single":
         run_dir = run_dir or default_run_dir(chosen_agent)
         suite, talks = _chosen_dialogues(app_, split or ["test"], sample, limit)
@@ -188,7 +194,8 @@ def eval_(
         if tools == "retriever" and chosen_agent.name != "oracle" else None
     evaluation = Evaluation(suite.catalog, chosen_agent, chosen, run_dir, mode=run_mode,
                             tools=tools, k=k, trials=trials, cassettes=cassettes, index=index,
-                            scope=retriever_scope, judge=judge_fn, judge_name=judge)
+                            scope=retriever_scope, judge=judge_fn, judge_name=judge,
+                            via=via)
     todo = evaluation.pending()
     if todo < len(chosen) * trials:
         console.print(f"resuming {run_dir}: {len(chosen) * trials - todo} runs done")
