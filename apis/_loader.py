@@ -24,7 +24,8 @@ from ._schema import Api, App
 __all__ = ["CATALOG_DIR", "Catalog", "load_app", "load_catalog"]
 
 CATALOG_DIR = Path(__file__).resolve().parent
-"""Where the shipped catalog lives: ``hosted/<domain>/<app>.yaml`` and ``selfhosted/<app>.yaml``."""
+"""Where the shipped catalog lives: ``hosted/<domain>/<app>.yaml``, ``selfhosted/<app>.yaml``
+and ``mcp/<app>.yaml``."""
 
 # libyaml's parser when PyYAML was built with it: the catalog loads several times faster
 _SafeLoader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)

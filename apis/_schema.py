@@ -645,13 +645,27 @@ class OpenApiRef(_Model):
 # -- one app --------------------------------------------------------------------------
 
 
+class McpServer(_Model):
+    """The MCP server behind an app of tier ``mcp``: a stdio server from a registry,
+    which toolbed installs pinned (at the app's ``version``) and starts behind its
+    bridge (``launchers/_bridge.py``); each of its tools is an API of the app."""
+
+    registry: Literal["npm", "pypi"]
+    package: str = Field(description="The npm or PyPI package that ships the server.")
+
+
 class App(_Model):
-    """An app of the catalog: identity, where it runs, how to authenticate, its APIs."""
+    """An app of the catalog: identity, where it runs, how to authenticate, its APIs.
+
+    Three tiers: ``hosted`` (a public service, at its own base URL), ``selfhosted`` (an
+    open-source app toolbed installs and starts on 127.0.0.1) and ``mcp`` (a Model
+    Context Protocol server toolbed installs and starts the same way, its tools called
+    through toolbed's bridge). The last two are ``local``."""
 
     app: str = Field(pattern=_NAME)
     name: str
     domain: str
-    tier: Literal["hosted", "selfhosted"]
+    tier: Literal["hosted", "selfhosted", "mcp"]
     docs: str = Field(pattern=r"^https?://")
     description: str = ""
     base_url: str | None = Field(
@@ -678,6 +692,12 @@ class App(_Model):
         [], description="The provider's published specs, for `toolbed apis conformance`.")
     apis: list[Api]
     exercise: list[Step] = []
+    mcp: McpServer | None = Field(None, description="Tier mcp: the server and its package.")
+
+    @property
+    def local(self) -> bool:
+        """Installed and started by toolbed on this machine (self-hosted or MCP)."""
+        return self.tier != "hosted"
 
     @model_validator(mode="before")
     @classmethod
@@ -702,8 +722,17 @@ class App(_Model):
                     raise ValueError(
                         f"{api.name}: a hosted API needs examples (args + the documented request)"
                     )
-        if self.tier == "selfhosted" and self.base_url:
-            raise ValueError("a selfhosted app takes no base_url: its launcher supplies one")
+        if self.local and self.base_url:
+            raise ValueError(f"a {self.tier} app takes no base_url: its launcher supplies one")
+        if (self.tier == "mcp") != (self.mcp is not None):
+            raise ValueError("an app of tier mcp names its server (mcp: registry, package), "
+                             "and only such an app does")
+        if self.tier == "mcp":
+            for api in self.apis:
+                if (api.http.method, api.http.path) != ("POST", f"/tools/{api.name}"):
+                    raise ValueError(f"{api.name}: an MCP tool is called as POST "
+                                     f"/tools/{api.name} (the bridge's route; the API's "
+                                     "name is the tool's)")
         by_name: dict[str, Api] = {}
         for api in self.apis:
             if api.name in by_name:

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from collections import defaultdict
 
+from toolbed.errors import ToolbedError
+
 from ._loader import Catalog
 from ._schema import App
 
@@ -26,7 +28,7 @@ def catalog_table(catalog: Catalog, tier: str = "hosted") -> str:
     for app in catalog.apps.values():
         if app.tier == tier:
             by_domain[app.domain].append(app)
-    last_column = "versions" if tier == "selfhosted" else "keys needed (env vars)"
+    last_column = "versions" if tier != "hosted" else "keys needed (env vars)"
     lines = [
         f"| domain | apps (APIs) | APIs | read / write | {last_column} |",
         "|---|---|---|---|---|",
@@ -39,7 +41,7 @@ def catalog_table(catalog: Catalog, tier: str = "hosted") -> str:
         keys = sorted({var for a in apps for var in a.auth.env_vars})
         names = ", ".join(f"{a.app} ({len(a.apis)})" for a in apps)
         last = (
-            ", ".join(f"{a.app} {a.version}" for a in apps) if tier == "selfhosted"
+            ", ".join(f"{a.app} {a.version}" for a in apps) if tier != "hosted"
             else ", ".join(f"`{k}`" for k in keys) or "none"
         )
         lines.append(f"| {domain} | {names} | {reads + writes} | {reads} / {writes} | {last} |")
@@ -58,7 +60,8 @@ def replace_table(
     """``text`` with the part between a table's markers replaced by ``table``."""
     start, end = markers(tier, kind)
     if start not in text or end not in text:
-        raise ValueError(f"the file has no {start} ... {end} markers to replace between")
+        raise ToolbedError(f"the file has no {start} ... {end} markers; put the two lines "
+                           "where the table should go, then run this again")
     head, rest = text.split(start, 1)
     _, tail = rest.split(end, 1)
     return f"{head}{start}\n{table}{end}{tail}"

@@ -24,7 +24,7 @@ def auth_for(app: App, env: Mapping[str, str]) -> tuple[dict[str, str], dict[str
         if not value:
             hint = (
                 f"start the app with `toolbed apps up {app.app}` (it generates credentials)"
-                if app.tier == "selfhosted"
+                if app.local
                 else f"get one at {app.docs}"
             )
             raise CredentialError(

@@ -188,7 +188,7 @@ def _scope(runtime: Runtime, dialogue: Dialogue, offered: Iterable[str]
     offered = list(dict.fromkeys(offered))
     apps = sorted({catalog.app_of(catalog.api(a)).app for a in offered} | set(dialogue.apps))
     scope = RollbackScope(runtime, task_id=dialogue.id, allow_irreversible=dialogue.irreversible,
-                          verify=[a for a in apps if catalog.app(a).tier == "selfhosted"])
+                          verify=[a for a in apps if catalog.app(a).local])
     return scope, ToolBox(scope, offered, Trajectory())
 
 

@@ -113,7 +113,7 @@ class Evaluation:
             touched |= {self.catalog.app_of(self.catalog.api(api)).app for t in self.tasks
                         for api in offered_tools(self.catalog, t, self.tools, self.k,
                                                  self.index, self.scope)}
-        return sorted(a for a in touched if self.catalog.app(a).tier == "selfhosted")
+        return sorted(a for a in touched if self.catalog.app(a).local)
 
     def pending(self) -> int:
         """How many (task, trial) runs are still to do (all of them in a new folder)."""

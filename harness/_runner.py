@@ -375,7 +375,7 @@ class Runner:
                       set(task.apps))
         trajectory = Trajectory()
         scope = RollbackScope(runtime, task_id=task.id, allow_irreversible=task.irreversible,
-                              verify=[a for a in apps if self.catalog.app(a).tier == "selfhosted"])
+                              verify=[a for a in apps if self.catalog.app(a).local])
         with scope:
             checks = task.answer.state if task.answer.type == "operational" else []
             reference.state_before = check_state(scope, checks) if checks else []

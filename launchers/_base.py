@@ -59,8 +59,9 @@ class Launcher:
     """For token auth: the app issues the token in ``bootstrap()`` (toolbed does not pick it)."""
 
     def __init__(self, app: App):
-        if app.tier != "selfhosted" or not app.version:
-            raise ToolbedError(f"{app.app} is not a self-hosted app with a pinned version")
+        if not app.local or not app.version:
+            raise ToolbedError(f"{app.app} is not a self-hosted or MCP app with a pinned "
+                               "version")
         self.app = app
 
     # -- install ---------------------------------------------------------------------

@@ -1,6 +1,6 @@
 """The task suite: the task format, the loader and its checks, the splits, the
 statistics and the near-duplicate check, beside the task files they read
-(``selfhosted/<app>.yaml``, ``hosted/<app>.yaml``) and the multi-turn dialogues
+(``selfhosted/<app>.yaml``, ``hosted/<app>.yaml``, ``mcp/<app>.yaml``) and the dialogues
 (``dialogues/<app>.yaml``, ``load_dialogues``), which install with them.
 
     from toolbed.tasks import load_tasks

@@ -28,7 +28,8 @@ __all__ = [
 ]
 
 TASKS_DIR = Path(__file__).resolve().parent
-"""Where the shipped suite lives: ``selfhosted/<app>.yaml`` and ``hosted/<app>.yaml``."""
+"""Where the shipped suite lives: ``selfhosted/<app>.yaml``, ``hosted/<app>.yaml`` and
+``mcp/<app>.yaml``."""
 
 TASK_CASSETTES = TASKS_DIR.parent / "cassettes" / "tasks"
 """Where `toolbed tasks record` writes, and replays read: ``<first app>/<task id>.yaml``
@@ -94,7 +95,8 @@ class TaskSuite:
 def load_tasks(*roots: str | Path, catalog: Catalog | None = None) -> TaskSuite:
     """Load every task file under the given folders (default: the shipped suite)."""
     catalog = catalog or load_catalog()
-    files = yaml_files(roots, [TASKS_DIR / "selfhosted", TASKS_DIR / "hosted"], "task")
+    files = yaml_files(roots, [TASKS_DIR / tier for tier in ("selfhosted", "hosted", "mcp")],
+                       "task")
     return TaskSuite((t for f in files for t in load_file(f, catalog)), catalog, files)
 
 
@@ -221,12 +223,14 @@ def check_flags(found: CheckedCalls, irreversible: bool, reset: bool, verified: 
     if reset and not irreversible:
         problems.append("`reset: true` is for chains with a write no undo reverses "
                         "(`irreversible: true`); rollback undoes the rest")
-    if reset and found.tiers != {"selfhosted"}:
-        problems.append("`reset: true` restarts self-hosted apps; a hosted app cannot be reset")
+    if reset and "hosted" in found.tiers:
+        problems.append("`reset: true` restarts self-hosted or MCP apps; a hosted app cannot "
+                        "be reset")
     if len(found.tiers) > 1:
-        problems.append("a task's apps are all self-hosted or all hosted")
-    if not verified and found.tiers == {"selfhosted"}:
-        problems.append("self-hosted tasks are validated live: `verified: false` is for hosted")
+        problems.append("a task's apps are all of one tier: self-hosted, hosted or MCP")
+    if not verified and "hosted" not in found.tiers:
+        problems.append("self-hosted and MCP tasks are validated live: `verified: false` is "
+                        "for hosted")
     return problems
 
 

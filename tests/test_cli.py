@@ -146,11 +146,11 @@ def test_the_readme_catalog_table_is_the_catalog_s(tmp_path):
     readme = Path(__file__).parents[1] / "README.md"
     copy = tmp_path / "README.md"
     copy.write_text(readme.read_text())
-    for tier in ("hosted", "selfhosted"):
+    for tier in ("hosted", "selfhosted", "mcp"):
         assert run("apis", "table", "--tier", tier, "--update", str(copy)).exit_code == 0
         assert run("apis", "table", "--tier", tier).stdout in readme.read_text()
     assert copy.read_text() == readme.read_text(), (
-        "run `toolbed apis table --tier TIER --update README.md` for both tiers")
+        "run `toolbed apis table --tier TIER --update README.md` for every tier")
 
 
 def test_a_damaged_run_record_is_reported_and_no_second_instance_is_started(isolated_home):

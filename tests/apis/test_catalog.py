@@ -68,22 +68,22 @@ def test_every_write_declares_its_undo_or_why_not(catalog: Catalog):
             assert set(target.required) <= set(api.undo.bind), api.id
 
 
-def test_every_selfhosted_api_is_in_its_apps_exercise(catalog: Catalog):
+def test_every_local_api_is_in_its_apps_exercise(catalog: Catalog):
     for app in catalog.apps.values():
-        if app.tier != "selfhosted":
+        if not app.local:
             continue
         exercised = {step.api for step in app.exercise}
         missing = {api.name for api in app.apis} - exercised
         assert not missing, f"{app.app}: not exercised: {sorted(missing)}"
 
 
-def test_every_selfhosted_app_has_a_state_probe(catalog: Catalog):
+def test_every_local_app_with_writes_has_a_state_probe(catalog: Catalog):
     for app in catalog.apps.values():
-        if app.tier == "selfhosted":
+        if app.local and any(api.effect == "write" for api in app.apis):
             assert app.state_probe, f"{app.app}: rollback cannot verify an app with no probe"
 
 
-def test_a_selfhosted_write_lost_in_a_crash_can_be_settled(catalog: Catalog):
+def test_a_local_write_lost_in_a_crash_can_be_settled(catalog: Catalog):
     """Recovery must tell whether a write whose answer was never journalled took effect.
 
     An undo that needs the answer (a server-made id, an etag), or that deletes (and so
@@ -91,7 +91,7 @@ def test_a_selfhosted_write_lost_in_a_crash_can_be_settled(catalog: Catalog):
     """
     for api in catalog:
         undo = api.undo
-        if undo is None or catalog.app_of(api).tier != "selfhosted":
+        if undo is None or not catalog.app_of(api).local:
             continue
         deletes = catalog.api(f"{api.app}.{undo.api}").http.method == "DELETE"
         if undo.needs_response or deletes:

@@ -136,7 +136,7 @@ def test_an_agent_call_with_hostile_arguments_is_an_observation_never_a_crash(
 
     env = {var: "secret-value" for app in catalog.apps.values() for var in app.auth.env_vars}
     apps = {name: RunningApp(name, f"http://127.0.0.1:9/{name}", 1, "1", "/tmp", "/tmp")
-            for name, app in catalog.apps.items() if app.tier == "selfhosted"}
+            for name, app in catalog.apps.items() if app.local}
     with Runtime(catalog, apps=apps, env=env, transport=httpx.MockTransport(answer)) as runtime:
         observation = runtime.observe(api.id, args)
     if observation.error is not None:

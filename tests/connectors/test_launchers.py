@@ -86,3 +86,31 @@ def test_an_app_that_issues_its_own_token_is_not_restarted_in_place(catalog):
                          data_dir="/nonexistent", log_path="/nonexistent")
     with pytest.raises(AppError, match="issues its own token"):
         restart_app(synapse, catalog)
+
+
+def test_an_mcp_server_is_reached_through_its_bridge_with_the_run_token(catalog):
+    """The bridge: tools as routes behind a per-run token; a tool's own error is a 422
+    whose body is the server's result; the server's refusals name what was wrong."""
+    import httpx
+
+    from toolbed.launchers import launch
+
+    with launch("memory", catalog) as memory:
+        token = memory.env["TOOLBED_MEMORY_TOKEN"]
+        url = f"{memory.base_url}/tools"
+        assert httpx.post(f"{url}/read_graph", json={}).status_code == 401
+        wrong = {"Authorization": "Bearer " + "0" * len(token)}
+        assert httpx.post(f"{url}/read_graph", json={}, headers=wrong).status_code == 401
+        auth = {"Authorization": f"Bearer {token}"}
+        assert httpx.get(f"{memory.base_url}/health").json()["tools"] == \
+            len(catalog.app("memory").apis)
+        unknown = httpx.post(f"{url}/forget_everything", json={}, headers=auth)
+        assert unknown.status_code == 404 and "forget_everything" in unknown.text
+        listed = httpx.post(f"{url}/open_nodes", json=["Priya Nair"], headers=auth)
+        assert listed.status_code == 400 and "JSON object" in listed.text
+        bad = httpx.post(f"{url}/open_nodes", json={"names": "Priya Nair"}, headers=auth)
+        assert bad.status_code == 422 and bad.json()["isError"] is True
+        with Runtime(catalog, apps={"memory": memory}) as runtime:
+            found = runtime.call("memory.open_nodes", {"names": ["Priya Nair"]})
+    assert found.ok and found.body["structuredContent"]["entities"][0]["name"] == "Priya Nair"
+    assert token not in found.model_dump_json()

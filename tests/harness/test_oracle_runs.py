@@ -20,10 +20,11 @@ from toolbed.tasks import load_tasks
 from ..conftest import AppPool
 
 SUITE = load_tasks()
-SELFHOSTED = [t.id for t in SUITE if SUITE.tier(t) == "selfhosted"]
+LOCAL = [t.id for t in SUITE if SUITE.tier(t) != "hosted"]
+"""The tasks over apps toolbed starts here: self-hosted apps and MCP servers."""
 
 
-@pytest.mark.parametrize("task_id", SELFHOSTED)
+@pytest.mark.parametrize("task_id", LOCAL)
 def test_task_passes_live(task_id: str, catalog: Catalog, pool: AppPool) -> None:
     task = SUITE.task(task_id)
     with Runtime(catalog, apps=pool.only(*task.apps)) as runtime:

@@ -51,6 +51,19 @@ def test_every_self_hosted_app_and_api_is_used(suite: TaskSuite, catalog: Catalo
     assert api_coverage(suite, catalog, "selfhosted")["unused"] == []
 
 
+def test_at_least_150_mcp_tasks_cover_every_mcp_app_and_api(
+    suite: TaskSuite, catalog: Catalog
+) -> None:
+    tasks = [t for t in suite if suite.tier(t) == "mcp"]
+    assert len(tasks) >= 150
+    assert {a.app for a in catalog.apps.values() if a.tier == "mcp"} <= \
+        {app for t in tasks for app in t.apps}
+    assert api_coverage(suite, catalog, "mcp")["unused"] == []
+    types = Counter(t.type for t in tasks)
+    assert set(types) == {"fixed", "open", "operational", "realtime"}, types
+    assert Counter(t.scenario for t in tasks)["multi"] >= 0.30 * len(tasks)
+
+
 def test_every_hosted_api_has_two_tasks_waiting_for_a_live_run(
     suite: TaskSuite, catalog: Catalog
 ) -> None:
@@ -96,11 +109,11 @@ def test_the_readme_task_table_is_the_suite_s(tmp_path: Path) -> None:
     readme = Path(__file__).resolve().parents[2] / "README.md"
     copy = tmp_path / "README.md"
     copy.write_text(readme.read_text(encoding="utf-8"), encoding="utf-8")
-    for tier in ("selfhosted", "hosted"):
+    for tier in ("selfhosted", "hosted", "mcp"):
         result = CliRunner().invoke(cli, ["tasks", "stats", "--tier", tier, "--update", str(copy)])
         assert result.exit_code == 0, result.output
     assert copy.read_text(encoding="utf-8") == readme.read_text(encoding="utf-8"), \
-        "run `toolbed tasks stats --tier TIER --update README.md` for both tiers"
+        "run `toolbed tasks stats --tier TIER --update README.md` for every tier"
 
 
 def test_every_verified_task_has_its_recorded_cassette_and_no_cassette_is_orphaned(

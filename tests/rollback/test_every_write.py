@@ -1,4 +1,5 @@
-"""Every write API of every self-hosted app: called, rolled back, state verified equal.
+"""Every write API of every local app (self-hosted or MCP): called, rolled back, state
+verified equal.
 
 Parametrised over the catalog, so a new app is covered the day its YAML lands. Each
 write gets the arguments its app's exercise uses; the exercise steps before it run
@@ -19,7 +20,7 @@ from ..conftest import AppPool
 CATALOG = load_catalog()
 WRITES = [
     api.id for api in CATALOG
-    if api.effect == "write" and CATALOG.app_of(api).tier == "selfhosted"
+    if api.effect == "write" and CATALOG.app_of(api).local
 ]
 
 

@@ -35,7 +35,7 @@ app = typer.Typer(help="Browse the catalog of app APIs.", no_args_is_help=True,
 def list_apis(
     app_: Annotated[str | None, typer.Option("--app", help="Only this app.")] = None,
     domain: Annotated[str | None, typer.Option(help="Only this domain.")] = None,
-    tier: Annotated[str | None, typer.Option(help="hosted or selfhosted.")] = None,
+    tier: Annotated[str | None, typer.Option(help="hosted, selfhosted or mcp.")] = None,
     as_json: JsonOpt = False,
 ) -> None:
     """List APIs, optionally filtered by app, domain or tier."""

@@ -40,7 +40,8 @@ def serve(
     app_: Annotated[list[str] | None, typer.Option(
         "--app", help="Only this app's APIs (repeat for more).")] = None,
     domain: Annotated[str | None, typer.Option(help="Only this domain's APIs.")] = None,
-    tier: Annotated[str | None, typer.Option(help="Only selfhosted or hosted APIs.")] = None,
+    tier: Annotated[str | None, typer.Option(help="Only selfhosted, hosted or mcp APIs.")
+                    ] = None,
     transport: Annotated[str, typer.Option(help="stdio, or http (streamable HTTP).")
                          ] = "stdio",
     port: Annotated[int, typer.Option(help="The HTTP port on 127.0.0.1.")] = 8765,
@@ -93,7 +94,7 @@ def serve(
     if up and not parsed.offline:
         chosen = {catalog.api(a).app for a in tools}
         apps = start_missing(catalog, sorted(a for a in chosen
-                                             if catalog.app(a).tier == "selfhosted"),
+                                             if catalog.app(a).local),
                              started, {}, _say)
     try:
         session = functools.partial(testbed_session, catalog, parsed, cassette, keep_writes,

@@ -49,7 +49,7 @@ OffOpt = Annotated[list[str] | None, typer.Option(
 AppsFirstOpt = Annotated[int | None, typer.Option(
     "--apps-first", help="Rank APIs only inside the N best apps (0: all APIs, flat; default: "
     "the pipeline's).")]
-TierOpt = Annotated[str | None, typer.Option("--tier", help="Only selfhosted or hosted APIs.")]
+TierOpt = Annotated[str | None, typer.Option("--tier", help="Only selfhosted, hosted or mcp APIs.")]
 
 
 def trained_model(model: str | None) -> str | None:

@@ -43,7 +43,7 @@ TypesOpt = Annotated[list[str] | None, typer.Option(
     "--type", help="Only this answer type (fixed, open, operational, realtime).")]
 SplitOpt = Annotated[list[str] | None, typer.Option("--split", help="Only train, dev or test.")]
 IdsOpt = Annotated[list[str] | None, typer.Option("--id", help="Only this task id.")]
-TierOpt = Annotated[str | None, typer.Option("--tier", help="selfhosted or hosted.")]
+TierOpt = Annotated[str | None, typer.Option("--tier", help="selfhosted, hosted or mcp.")]
 TasksOpt = Annotated[Path | None, typer.Option(
     "--tasks", help="A task file or folder (default: the shipped suite).")]
 CassettesOpt = Annotated[Path, typer.Option(
@@ -205,7 +205,7 @@ def stats(
                 table(f"{noun} by {grouping}", [grouping, noun, "share"],
                       [[k, v, f"{100 * v / max(numbers['total'], 1):.0f}%"]
                        for k, v in values.items()])
-    for t in ("selfhosted", "hosted"):
+    for t in ("selfhosted", "hosted", "mcp"):
         if tier in (None, t):
             cover = api_coverage(chosen, suite.catalog, t, app_ or ())
             total = len(cover["used"]) + len(cover["unused"])
