@@ -37,7 +37,7 @@ from toolbed.tasks._task import Task
 
 from ._report import write_report
 from ._runlog import RunLog, RunSpec
-from ._runner import Runner, offered_tools
+from ._runner import Runner, TaskResult, offered_tools
 from .agents import Agent
 from .metrics import Judge
 
@@ -120,12 +120,12 @@ class Evaluation:
         done = self.log.done() if self.log.spec() is not None else set()
         return sum((t.id, n) not in done for n in range(self.trials) for t in self.tasks)
 
-    def run(self, workers: int = 1, *, advance: Callable[[], None] | None = None,
+    def run(self, workers: int = 1, *, advance: Callable[[TaskResult], None] | None = None,
             say: Callable[[str], None] | None = None) -> dict[str, Any]:
-        """Run what is pending and return the summary; ``advance`` is called after each
-        run, ``say`` with each app started or refused. On KeyboardInterrupt the apps
-        are stopped and the interrupt goes on to the caller; what finished is kept, and
-        running again with the same folder resumes."""
+        """Run what is pending and return the summary; ``advance`` is called with each
+        run's result as it is stored, ``say`` with each app started or refused. On
+        KeyboardInterrupt the apps are stopped and the interrupt goes on to the caller;
+        what finished is kept, and running again with the same folder resumes."""
         say = say or (lambda _: None)
         self.log.start(self.spec)        # refuses a folder of another format, before any app
         try:
@@ -134,9 +134,9 @@ class Evaluation:
                             self.k, self.trials, self.cassettes, apps, self.index,
                             self._restart, judge=self.judge, scope=self.scope,
                             unavailable=self.unavailable, spec=self.spec, via=self.via)
-            for _ in runner.run(self.tasks, workers):
+            for result in runner.run(self.tasks, workers):
                 if advance is not None:
-                    advance()
+                    advance(result)
         finally:
             self.stop_apps()
         return self.report()

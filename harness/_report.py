@@ -231,9 +231,11 @@ def plot_runs(runs: dict[str, dict[str, float]], path: str | Path) -> Path:
     return path
 
 
-def html_report(summary: dict[str, Any]) -> str:
+def html_report(summary: dict[str, Any], runs: list[dict[str, Any]] | None = None) -> str:
     """One self-contained HTML page: the Markdown summary's numbers and three plots
-    (completion and tool matching per scenario and answer type; success per app)."""
+    (completion and tool matching per scenario and answer type; success per app), then
+    each task's run (``runs``, the run's result rows): its calls, answer and problems,
+    so that a person can see why a task failed."""
     import html
 
     types = ("fixed", "open", "operational", "realtime")
@@ -274,7 +276,45 @@ def html_report(summary: dict[str, Any]) -> str:
 <h2>Errors</h2><table>{errors}</table>
 <h2>Retrieval misses</h2><p>Failed runs whose offered tools lacked a gold tool.</p>
 <table><tr><th>answer type</th><th>failed</th><th>gold tool not offered</th></tr>{misses}
-</table>{tooleyes}{dialogues}""")
+</table>{tooleyes}{dialogues}{task_runs_html(runs or [])}""")
+
+
+def task_runs_html(rows: list[dict[str, Any]]) -> str:
+    """Each run as a collapsed block: passed or not, then every call the agent made
+    (with its arguments and what came back), its answer and the run's problems."""
+    import html
+
+    if not rows:
+        return ""
+    blocks = []
+    for row in rows:
+        trajectory = row.get("trajectory") or {}
+        calls = "".join(
+            f"<li><code>{html.escape(str(c.get('api')))}</code> "
+            f"<code>{html.escape(json.dumps(c.get('args') or {}, ensure_ascii=False))}</code>"
+            f" &rarr; {_call_outcome(c)}</li>" for c in trajectory.get("calls") or [])
+        problems = "".join(f"<li>{html.escape(p)}</li>" for p in row.get("problems") or [])
+        mark = "passed" if row.get("success") else "failed"
+        blocks.append(
+            f'<details class="task-run" id="run-{html.escape(row["task"])}-{row["trial"]}">'
+            f"<summary>{mark}: {html.escape(row['task'])} ({html.escape(row['app'])}, "
+            f"{html.escape(row['type'])}), tool match {row.get('tool_match', 0):.2f}, "
+            f"completion {row.get('completion', 0):.2f}</summary>"
+            f"<p>Offered: {html.escape(', '.join(trajectory.get('offered') or []))}</p>"
+            f"<ol>{calls or '<li>no call</li>'}</ol>"
+            f"<p>Answer: {html.escape(row.get('answer') or '(none)')}</p>"
+            + (f"<p>Problems:</p><ul>{problems}</ul>" if problems else "")
+            + "</details>")
+    return "<h2>Each task's run</h2>" + "".join(blocks)
+
+
+def _call_outcome(call: dict[str, Any]) -> str:
+    import html
+
+    if call.get("error"):
+        return "refused: " + html.escape(str(call["error"]))
+    status = call.get("status")
+    return f"status {status}" + ("" if call.get("ok") else " (failed)")
 
 
 def write_report(run_dir: str | Path) -> dict[str, Any]:
@@ -293,7 +333,7 @@ def write_report(run_dir: str | Path) -> dict[str, Any]:
     (run_dir / "summary.json").write_text(json.dumps(summary, indent=2) + "\n",
                                           encoding="utf-8")
     (run_dir / "summary.md").write_text(markdown(summary), encoding="utf-8")
-    (run_dir / "report.html").write_text(html_report(summary), encoding="utf-8")
+    (run_dir / "report.html").write_text(html_report(summary, rows), encoding="utf-8")
     return summary
 
 

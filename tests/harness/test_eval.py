@@ -4,6 +4,7 @@ own HTTP traffic, and what an agent gets wrong is counted."""
 from __future__ import annotations
 
 import json
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -470,14 +471,32 @@ def test_a_live_eval_starts_the_apps_it_needs_and_stops_them(
         return launcher
 
     monkeypatch.setattr(evaluation, "get_launcher", spy)
-    result = CliRunner().invoke(cli, ["eval", "--agent", "oracle", "--app", "kinto",
-                                      "--limit", "3", "--run-dir", str(tmp_path / "run")])
+    args = ["eval", "--agent", "oracle", "--app", "kinto", "--limit", "3", "--mode", "record",
+            "-v", "--run-dir", str(tmp_path / "run")]
+    monkeypatch.setattr(sys, "argv", ["toolbed", *args])
+    result = CliRunner().invoke(cli, args)
     assert result.exit_code == 0, result.output
     assert "starting kinto" in result.output and "Success: 100.0%" in result.output
     # kinto, and the other app of any cross-app task among the three; all stopped after
     assert "kinto" in [a.app for a in started]
     assert not any(process_alive(a.pid) for a in started)
-    assert json.loads((tmp_path / "run" / "summary.json").read_text())["tasks"] == 3
+    summary = json.loads((tmp_path / "run" / "summary.json").read_text())
+    assert summary["tasks"] == 3
+    rows = load_results(tmp_path / "run")
+    assert all(f"pass {r['task']} (" in result.output for r in rows)          # -v
+    page = (tmp_path / "run" / "report.html").read_text()
+    for row in rows:                                # each task's calls are in the report
+        assert f'id="run-{row["task"]}-0"' in page
+        assert all(f"<code>{c['api']}</code>" in page for c in row["trajectory"]["calls"])
+
+    # the command it prints replays the run offline, with the same scores
+    printed = result.output.split("replay it offline, with the same scores:")[1].split()
+    assert printed[:2] == ["toolbed", "eval"] and "--mode" in printed
+    block_network(monkeypatch)
+    again = CliRunner().invoke(cli, printed[1:printed.index("--run-dir") + 2])
+    assert again.exit_code == 0, again.output
+    replayed = json.loads((tmp_path / "run-replay" / "summary.json").read_text())
+    assert replayed["metrics"] == summary["metrics"] and replayed["tasks"] == 3
 
 
 def test_a_react_agent_is_parsed_leniently_and_its_format_is_scored(
@@ -604,3 +623,21 @@ def test_step_by_step_from_the_cli_records_the_model_and_replays_it(
     # answering at every step: right kind only at the answer step, no tool right, no answer
     assert rec["tasks"] == 2 and rec["metrics"]["tool_acc"] == 0.0
     assert 0 < rec["metrics"]["inst_acc"] < 1 and rec["metrics"]["summ_acc"] == 0.0
+
+
+def test_the_replay_command_keeps_the_options_and_names_the_runs_cassettes() -> None:
+    from toolbed.cli._eval import replay_command
+
+    run = Path("/runs/first run")
+    assert replay_command(["eval", "--sample", "20", "--mode=record", "--run-dir", str(run),
+                           "--cassettes", "/elsewhere"], run) == (
+        "toolbed eval --sample 20 --mode replay --cassettes '/runs/first run/cassettes' "
+        "--run-dir '/runs/first run-replay'")
+
+
+def test_list_agents_names_every_registered_agent() -> None:
+    from toolbed.registry import names
+
+    result = CliRunner().invoke(cli, ["eval", "--list-agents"])
+    assert result.exit_code == 0
+    assert result.stdout.split() == names("agent") and "embedded" in names("agent")

@@ -5,11 +5,13 @@ from __future__ import annotations
 
 import json
 import random
+import shlex
+import sys
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from rich.progress import Progress
+from rich.progress import MofNCompleteColumn, Progress
 
 from toolbed.apis import Catalog
 from toolbed.connectors import Mode, parse_mode
@@ -23,6 +25,7 @@ from toolbed.harness import (
     Evaluation,
     RunLog,
     SimulatedUser,
+    TaskResult,
     chat_model,
     default_run_dir,
     dialogue_markdown,
@@ -41,6 +44,7 @@ from toolbed.harness import (
     write_report,
 )
 from toolbed.harness.metrics import embedding_similarity, llm_judge
+from toolbed.registry import names
 from toolbed.retriever import model_name
 from toolbed.tasks import Dialogue, DialogueSuite, Task, load_dialogues
 
@@ -143,12 +147,21 @@ def eval_(
         help="The simulated user's OpenAI-compatible server.")] = None,
     user_api_key_env: Annotated[str | None, typer.Option(
         help="Env var holding the key for --user-base-url.")] = None,
+    verbose: Annotated[bool, typer.Option(
+        "--verbose", "-v", help="A line per task as it finishes: passed or not, and why.")
+                       ] = False,
+    list_agents: Annotated[bool, typer.Option(
+        "--list-agents", help="List the agents --agent can name, and stop.")] = False,
 ) -> None:
     """Run an agent on tasks, roll every write back, score it and write a report.
 
     With no options: the embedded default model (SmolLM2-135M on the CPU), live, on the
     self-hosted test split with the retriever's top 5 tools, on apps it starts if they
     are not running (and stops after)."""
+    if list_agents:
+        for name in names("agent"):
+            typer.echo(name)
+        return
     chosen_agent = make_agent(agent, AgentOptions(
         model=model, base_url=base_url, api_key_env=api_key_env, temperature=temperature,
         max_steps=max_steps, observation_cap=observation_cap, strict_parse=strict_parse))
@@ -200,10 +213,28 @@ def eval_(
     if todo < len(chosen) * trials:
         console.print(f"resuming {run_dir}: {len(chosen) * trials - todo} runs done")
     interrupted = False
-    with Progress(console=console, transient=True) as progress:
-        bar = progress.add_task(f"{chosen_agent.name} ({run_mode.value})", total=todo)
+    title = f"{chosen_agent.name} ({run_mode.value})"
+    passed = [0, 0]                                     # passed, done
+
+    def advance(result: TaskResult) -> None:
+        passed[0] += result.success
+        passed[1] += 1
+        app = result.task.apps[0]
+        progress.update(bar, advance=1, description=f"{title} · passed {passed[0]} of "
+                        f"{passed[1]} · last: {result.task.id} ({app})")
+        if verbose:
+            mark = "pass" if result.success else "fail"
+            why = f" · {result.problems[0]}" if result.problems else ""
+            progress.console.print(
+                f"{mark} {result.task.id} ({app}, {result.task.type}): tool match "
+                f"{result.scores.get('tool_match', 0):.2f}, completion "
+                f"{result.scores.get('completion', 0):.2f}{why}", markup=False)
+
+    with Progress(*Progress.get_default_columns(), MofNCompleteColumn(),
+                  console=console, transient=True) as progress:
+        bar = progress.add_task(title, total=todo)
         try:
-            summary = evaluation.run(workers, advance=lambda: progress.advance(bar),
+            summary = evaluation.run(workers, advance=advance,
                                      say=lambda line: console.print(line, markup=False))
         except KeyboardInterrupt:
             interrupted = True
@@ -212,7 +243,11 @@ def eval_(
             raise typer.Exit(130)
         summary = evaluation.report()
     console.print(markdown(summary), markup=False, highlight=False)
-    console.print(f"results in {run_dir}")
+    console.print(f"results in {run_dir}; the report: {run_dir / 'report.html'} "
+                  "(open it in a browser)", markup=False)
+    if run_mode is Mode.RECORD and not interrupted:
+        console.print("replay it offline, with the same scores:\n  "
+                      + replay_command(sys.argv[1:], run_dir), markup=False, soft_wrap=True)
     if interrupted:
         console.print(f"interrupted: the report covers the finished runs; "
                       f"`toolbed eval --run-dir {run_dir}` with the same options resumes")
@@ -221,6 +256,24 @@ def eval_(
         console.print(f"{summary['problems']} run(s) had problems besides the agent's own "
                       "mistakes (an app down, a write not undone...): see summary.md")
         raise typer.Exit(1)
+
+
+def replay_command(argv: list[str], run_dir: Path) -> str:
+    """The ``toolbed eval`` command that replays a recorded run: the same options, the
+    run's cassettes, a run folder of its own."""
+    kept, skip = [], False
+    for arg in argv:
+        if skip:
+            skip = False
+            continue
+        name = arg.split("=", 1)[0]
+        if name in ("--mode", "--cassettes", "--run-dir"):
+            skip = "=" not in arg
+            continue
+        kept.append(arg)
+    replayed = run_dir.with_name(run_dir.name + "-replay")
+    return shlex.join(["toolbed", *kept, "--mode", "replay", "--cassettes",
+                       str(run_dir / "cassettes"), "--run-dir", str(replayed)])
 
 
 def _judge_model(name: str, base_url: str | None, api_key_env: str | None) -> Any:
