@@ -18,8 +18,9 @@ from toolbed._lazy import attach as _attach
 if TYPE_CHECKING:
     from ._auth import auth_for
     from ._bind import bind_args, evaluate
-    from ._cassette import Cassette, Mode, canonical_origin, json_body, parse_mode
+    from ._cassette import Cassette, Mode, canonical_origin, json_body, parse_mode, read_cassette
     from ._check import FAKE_SECRET, Health, built_request, check_live, request_mismatches
+    from ._drift import Change, Drift, api_of, body_shape, compare, exchange_key
     from ._exercise import StepResult, run_exercise, run_steps
     from ._observation import CallError, Observation
     from ._redact import Redactor
@@ -53,8 +54,10 @@ __all__ = [
     "AGENT_ERRORS",
     "FAKE_SECRET",
     "CallError",
+    "Change",
     "Caller",
     "Cassette",
+    "Drift",
     "Health",
     "Mode",
     "Observation",
@@ -64,14 +67,18 @@ __all__ = [
     "Runtime",
     "StepResult",
     "api_id_of",
+    "api_of",
     "auth_for",
+    "body_shape",
     "bind_args",
     "build_request",
     "built_request",
     "canonical_origin",
     "check_live",
+    "compare",
     "damaged_records",
     "evaluate",
+    "exchange_key",
     "forget_running",
     "json_body",
     "langchain_tool",
@@ -82,6 +89,7 @@ __all__ = [
     "parse_mode",
     "process_alive",
     "process_started",
+    "read_cassette",
     "reap_orphans",
     "request_mismatches",
     "run_exercise",

@@ -39,7 +39,7 @@ from toolbed.errors import CassetteError, CassetteNotFoundError, ToolbedError
 from ._redact import SECRET_HEADERS, Redactor
 from ._replay import Recording, replaying
 
-__all__ = ["Cassette", "Mode", "canonical_origin", "json_body", "parse_mode"]
+__all__ = ["Cassette", "Mode", "canonical_origin", "json_body", "parse_mode", "read_cassette"]
 
 CANONICAL_DOMAIN = "toolbed.test"  # RFC 2606: a .test name never resolves
 CLOCK_KEY = "toolbed_clock"
@@ -119,6 +119,32 @@ def _short(body: bytes | None) -> str:
     return text if len(text) < 80 else text[:77] + "..."
 
 
+def read_cassette(path: str | Path) -> dict[str, Any]:
+    """A cassette file as vcrpy wrote it: ``interactions`` (each a ``request`` and a
+    ``response``) and the run's clock. A damaged file, an empty or a garbled one is
+    named as such."""
+    path = Path(path)
+    fix = "restore it (git checkout) or record it again with --mode record"
+    try:
+        data = yamlserializer.deserialize(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise CassetteNotFoundError(f"no cassette at {path}") from None
+    except UnicodeDecodeError as exc:
+        raise CassetteError(f"{path} is damaged: not UTF-8 text (byte "
+                            f"{exc.start}); {fix}") from None
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" at line {mark.line + 1}" if mark is not None else ""
+        raise CassetteError(f"{path} is damaged: not YAML{where} "
+                            f"({getattr(exc, 'problem', None) or exc}); {fix}") from None
+    interactions = data.get("interactions") if isinstance(data, dict) else None
+    if not isinstance(interactions, list) or not all(
+            isinstance(i, dict) and "request" in i and "response" in i for i in interactions):
+        raise CassetteError(f"{path} is not a cassette (no list of recorded "
+                            f"requests and responses); {fix}")
+    return data
+
+
 class Cassette:
     """A context manager that records or replays every httpx call made inside it.
 
@@ -190,28 +216,11 @@ class Cassette:
         return self._played
 
     def _read(self) -> list[dict[str, Any]]:
-        """The cassette's recorded exchanges (and ``clock`` set from it). A cassette to
-        replay must be one: a damaged file, an empty or a garbled one is named as such."""
-        fix = "restore it (git checkout) or record it again with --mode record"
-        try:
-            data = yamlserializer.deserialize(self.path.read_text(encoding="utf-8"))
-        except UnicodeDecodeError as exc:
-            raise CassetteError(f"{self.path} is damaged: not UTF-8 text (byte "
-                                f"{exc.start}); {fix}") from None
-        except yaml.YAMLError as exc:
-            mark = getattr(exc, "problem_mark", None)
-            where = f" at line {mark.line + 1}" if mark is not None else ""
-            raise CassetteError(f"{self.path} is damaged: not YAML{where} "
-                                f"({getattr(exc, 'problem', None) or exc}); {fix}") from None
-        interactions = data.get("interactions") if isinstance(data, dict) else None
-        clock = data.get(CLOCK_KEY) if isinstance(data, dict) else None
+        """The cassette's recorded exchanges (and ``clock`` set from it)."""
+        data = read_cassette(self.path)
+        clock = data.get(CLOCK_KEY)
         self.clock = clock if isinstance(clock, int) and not isinstance(clock, bool) else None
-        if not isinstance(interactions, list) or not all(
-                isinstance(i, dict) and "request" in i and "response" in i
-                for i in interactions):
-            raise CassetteError(f"{self.path} is not a cassette (no list of recorded "
-                                f"requests and responses); {fix}")
-        return interactions
+        return data["interactions"]
 
     def __exit__(self, *exc_info: Any) -> None:
         """Stop; a recording replaces the cassette only if it ended without an error.

@@ -37,6 +37,8 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "tasks": ("_tasks", "app", "The task suite: list, validate live, record cassettes, count."),
     "dialogues": ("_dialogues", "app", "Multi-turn dialogues: list, validate live, record "
                   "cassettes."),
+    "cassettes": ("_cassettes", "app", "Recorded cassettes: check them against the apps as "
+                  "they are now."),
     "mcp": ("_mcp", "app", "Serve the testbed to MCP clients: the catalog's APIs as tools, "
             "every write rolled back."),
     "retriever": ("_retriever", "app", "Index the catalog's APIs in chroma, search them, train "
