@@ -61,6 +61,7 @@ __all__ = [
     "FIND_TOOLS",
     "McpCaller",
     "McpTestbed",
+    "given",
     "mcp_caller",
     "serve_http",
     "serve_stdio",
@@ -284,7 +285,9 @@ async def serve_http(testbed: McpTestbed, port: int, host: str = "127.0.0.1") ->
 
 class McpCaller:
     """A caller (as a runtime or a rollback scope) whose every call is an MCP
-    ``tools/call`` to a testbed, made by the SDK's client over its session."""
+    ``tools/call`` to a testbed, made by the SDK's client over its session. Over MCP
+    every failure comes back as a tool result, so ``call`` gives what ``observe``
+    gives: the observation, with its error when the call failed."""
 
     def __init__(self, client: Client, portal: BlockingPortal, catalog: Catalog):
         self._client, self._portal, self.catalog = client, portal, catalog
