@@ -47,6 +47,7 @@ from typing import Any
 from toolbed.apis import Catalog
 from toolbed.connectors import Mode, RunningApp, Runtime, parse_mode, tool_name
 from toolbed.errors import TaskError, ToolbedError
+from toolbed.retriever import metadata_filter
 from toolbed.rollback import RollbackScope
 from toolbed.tasks._suite import TASK_CASSETTES, task_cassette
 from toolbed.tasks._task import Task
@@ -112,9 +113,9 @@ def offered_tools(catalog: Catalog, task: Task, tools: str, k: int = 5,
         return [api.id for app in task.apps for api in catalog.app(app).apis]
     where: dict[str, Any] | None = None
     if scope == "tier":
-        where = {"tier": catalog.app(task.apps[0]).tier}
+        where = metadata_filter(tier=catalog.app(task.apps[0]).tier)
     elif scope == "apps":
-        where = {"app": task.apps[0]} if len(task.apps) == 1 else {"app": {"$in": task.apps}}
+        where = metadata_filter(task.apps)
     elif scope != "all":
         raise TaskError(f"retriever scope {scope!r}: choose one of {', '.join(SCOPES)}")
     return [h.api for h in index.search(task.query, k, where)]

@@ -34,7 +34,7 @@ if TYPE_CHECKING:
         evaluate,
         score_rankings,
     )
-    from ._index import BuildReport, ToolIndex, default_index_dir
+    from ._index import BuildReport, ToolIndex, default_index_dir, metadata_filter
     from ._langchain import ToolRetriever, ToolSelector
     from ._lexical import BM25
     from ._metrics import comp_at_k, mrr, ndcg_at_k, rank, recall_at_k
@@ -82,6 +82,7 @@ __all__ = [
     "keep_best_apps",
     "load_eval_set",
     "load_model",
+    "metadata_filter",
     "model_name",
     "mrr",
     "ndcg_at_k",

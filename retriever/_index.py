@@ -29,11 +29,23 @@ from ._metrics import rank
 from ._model import load_model, model_name
 from ._pipeline import Hit, Pipeline, keep_best_apps, reciprocal_rank_fusion
 
-__all__ = ["BuildReport", "Hit", "ToolIndex", "default_index_dir"]
+__all__ = ["BuildReport", "Hit", "ToolIndex", "default_index_dir", "metadata_filter"]
 
 
 def default_index_dir() -> Path:
     return home_dir() / "retriever" / "chroma"
+
+
+def metadata_filter(apps: Sequence[str] | None = None, domain: str | None = None,
+                    tier: str | None = None) -> dict[str, Any] | None:
+    """The ``where`` of ``ToolIndex.search`` that keeps only these apps' (any of them),
+    this domain's and this tier's APIs; None when nothing is chosen."""
+    filters: list[dict[str, Any]] = []
+    if apps:
+        filters.append({"app": apps[0]} if len(apps) == 1 else {"app": {"$in": list(apps)}})
+    filters += [{"domain": domain}] if domain else []
+    filters += [{"tier": tier}] if tier else []
+    return filters[0] if len(filters) == 1 else ({"$and": filters} if filters else None)
 
 
 @dataclass(frozen=True)

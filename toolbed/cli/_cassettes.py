@@ -44,8 +44,8 @@ def drift(
     still valid, answer moved (expected of real-time answers) or broken. Self-hosted
     and MCP apps that are not running are started, and stopped after; exit 1 when a
     shape changed, an API is gone or a task broke."""
-    from toolbed.connectors import forget_running, own, stop_app
-    from toolbed.harness import drift_report, drift_task
+    from toolbed.connectors import own
+    from toolbed.harness import drift_report, drift_task, stop_started
     from toolbed.launchers import get_launcher, restart_app
 
     suite, chosen = _select(None, app_, None, None, None, tier or "selfhosted")
@@ -73,9 +73,7 @@ def drift(
                                           apps, allow_writes, restart))
                 progress.advance(bar)
     finally:
-        for running in apps.values():
-            stop_app(running)
-            forget_running(running)
+        stop_started(apps)
     report = drift_report(results)
     if out is not None:
         out.write_text(json.dumps(report, indent=2, ensure_ascii=False) + "\n",

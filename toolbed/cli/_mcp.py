@@ -12,6 +12,7 @@ import typer
 from toolbed.apis import load_catalog
 from toolbed.connectors import RunningApp, parse_mode
 from toolbed.errors import ToolbedError
+from toolbed.retriever import metadata_filter
 
 from ._output import CassetteOpt, ModeOpt
 from ._retriever import IndexOpt, ModelOpt, OffOpt, build_index, open_index
@@ -100,7 +101,7 @@ def serve(
         session = functools.partial(testbed_session, catalog, parsed, cassette, keep_writes,
                                     log=_say, apps=apps)
         testbed = McpTestbed(catalog, tools, session, index=found, k=k,
-                             where=_where(app_, domain, tier))
+                             where=metadata_filter(app_, domain, tier))
         _say(f"toolbed MCP server: {len(tools)} tools, {parsed.value} mode"
              + (f", at http://127.0.0.1:{port}/mcp" if transport == "http" else ", on stdio"))
         # uvicorn stops gracefully on SIGINT and SIGTERM, then raises the signal again:
@@ -119,14 +120,4 @@ def serve(
 def _interrupt(_signum: int, _frame: Any) -> None:
     raise KeyboardInterrupt
 
-
-def _where(apps: list[str] | None, domain: str | None, tier: str | None
-           ) -> dict[str, Any] | None:
-    """The index's metadata filter for the chosen APIs."""
-    filters: list[dict[str, Any]] = []
-    if apps:
-        filters.append({"app": apps[0]} if len(apps) == 1 else {"app": {"$in": apps}})
-    filters += [{"domain": domain}] if domain else []
-    filters += [{"tier": tier}] if tier else []
-    return filters[0] if len(filters) == 1 else ({"$and": filters} if filters else None)
 

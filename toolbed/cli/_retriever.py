@@ -22,6 +22,7 @@ from toolbed.retriever import (
     compare,
     default_model_dir,
     load_eval_set,
+    metadata_filter,
     model_name,
     plot_ndcg,
     tool_documents,
@@ -114,10 +115,7 @@ def search(
     idx = open_index(index, model, off, apps_first, chroma_url)
     if not len(idx):
         raise typer.BadParameter("the index is empty: run `toolbed retriever build` first")
-    filters = [{"app": app_}] if app_ else []
-    filters += [{"tier": tier}] if tier else []
-    where = filters[0] if len(filters) == 1 else ({"$and": filters} if filters else None)
-    hits = idx.search(query, k, where)
+    hits = idx.search(query, k, metadata_filter([app_] if app_ else None, tier=tier))
     if json_:
         print_json([{"api": h.api, "score": h.score} for h in hits])
         return
