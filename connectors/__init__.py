@@ -18,7 +18,16 @@ from toolbed._lazy import attach as _attach
 if TYPE_CHECKING:
     from ._auth import auth_for
     from ._bind import bind_args, evaluate
-    from ._cassette import Cassette, Mode, canonical_origin, json_body, parse_mode, read_cassette
+    from ._cassette import (
+        Cassette,
+        Mode,
+        canonical_origin,
+        json_body,
+        made_when,
+        made_with,
+        parse_mode,
+        read_cassette,
+    )
     from ._check import FAKE_SECRET, Health, built_request, check_live, request_mismatches
     from ._drift import Change, Drift, api_of, body_shape, compare, exchange_key
     from ._exercise import StepResult, run_exercise, run_steps
@@ -83,6 +92,8 @@ __all__ = [
     "json_body",
     "langchain_tool",
     "langchain_tools",
+    "made_when",
+    "made_with",
     "mcp_tool",
     "openai_tool",
     "own",

@@ -16,7 +16,12 @@ transport, so tasks can replay side by side. This module holds the rules both sh
   listing the nearest recorded requests; it never reaches the network.
 * **The clock.** A recording keeps the run's clock (``toolbed_clock``, seconds since
   the epoch, a key vcrpy ignores), and a replay runs at that clock, so an argument
-  bound to "tomorrow at 09:00" (``_clock.py``) is the recorded one.
+  bound to "tomorrow at 09:00" (``_clock.py``) is the recorded one. It is also when
+  the cassette was made, which ``toolbed cassettes list`` shows as its age.
+* **What it was made against.** Beside the clock, ``toolbed_made_with`` names, per
+  app called, the pinned version of an app toolbed installs, or the ``Server``
+  header a hosted service answered with: when a pinned version moves, the cassettes
+  made on the old one are known (``cassettes list``, ``cassettes drift``).
 """
 
 from __future__ import annotations
@@ -39,10 +44,12 @@ from toolbed.errors import CassetteError, CassetteNotFoundError, ToolbedError
 from ._redact import SECRET_HEADERS, Redactor
 from ._replay import Recording, replaying
 
-__all__ = ["Cassette", "Mode", "canonical_origin", "json_body", "parse_mode", "read_cassette"]
+__all__ = ["Cassette", "Mode", "canonical_origin", "json_body", "made_when", "made_with",
+           "parse_mode", "read_cassette"]
 
 CANONICAL_DOMAIN = "toolbed.test"  # RFC 2606: a .test name never resolves
 CLOCK_KEY = "toolbed_clock"
+MADE_WITH_KEY = "toolbed_made_with"
 
 
 class Mode(StrEnum):
@@ -145,6 +152,20 @@ def read_cassette(path: str | Path) -> dict[str, Any]:
     return data
 
 
+def made_when(data: Mapping[str, Any]) -> int | None:
+    """When a cassette (as ``read_cassette`` gives it) was recorded: its clock, in
+    seconds since the epoch; None for one recorded before toolbed kept it."""
+    clock = data.get(CLOCK_KEY)
+    return clock if isinstance(clock, int) and not isinstance(clock, bool) else None
+
+
+def made_with(data: Mapping[str, Any]) -> dict[str, str]:
+    """What a cassette was recorded against, per app (see the module's docstring);
+    empty for one recorded before toolbed kept it."""
+    made = data.get(MADE_WITH_KEY)
+    return {str(k): str(v) for k, v in made.items()} if isinstance(made, dict) else {}
+
+
 class Cassette:
     """A context manager that records or replays every httpx call made inside it.
 
@@ -176,6 +197,8 @@ class Cassette:
         self.clock: int | None = None
         """The run's clock: set by the runtime before a recording, read from the file
         for a replay (None in a cassette recorded before toolbed kept it)."""
+        self.made_with: dict[str, str] = {}
+        """Per app called while recording, what it was (``made_with`` of the runtime)."""
 
     def __enter__(self) -> Cassette:
         if self.mode is Mode.LIVE:
@@ -218,8 +241,7 @@ class Cassette:
     def _read(self) -> list[dict[str, Any]]:
         """The cassette's recorded exchanges (and ``clock`` set from it)."""
         data = read_cassette(self.path)
-        clock = data.get(CLOCK_KEY)
-        self.clock = clock if isinstance(clock, int) and not isinstance(clock, bool) else None
+        self.clock = made_when(data)
         return data["interactions"]
 
     def __exit__(self, *exc_info: Any) -> None:
@@ -238,9 +260,13 @@ class Cassette:
             return
         if self._keep and not any(exc_info):
             if self._recording.is_file():
-                if self.clock is not None:      # a top-level key after vcrpy's own
+                # top-level keys after vcrpy's own, which it ignores when it reads
+                extra: dict[str, Any] = {CLOCK_KEY: int(self.clock)} if self.clock else {}
+                if self.made_with:
+                    extra[MADE_WITH_KEY] = dict(sorted(self.made_with.items()))
+                if extra:
                     with self._recording.open("a", encoding="utf-8") as out:
-                        out.write(f"{CLOCK_KEY}: {int(self.clock)}\n")
+                        out.write(yaml.safe_dump(extra, sort_keys=False, allow_unicode=True))
                 self._recording.replace(self.path)
             else:
                 self.path.unlink(missing_ok=True)

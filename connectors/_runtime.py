@@ -203,12 +203,26 @@ class Runtime:
         scope prepares a write (refusing bad arguments), journals it, then sends the
         same request: a write is validated and built once."""
         response = self._send(request)
+        self._made_with(api, response)
         return observe_response(api.id, response, cap=self.max_chars, redactor=self.redactor)
 
     async def asend(self, api: Api, request: httpx.Request) -> Observation:
         """``send`` for asyncio."""
         response = await self._asend(request)
+        self._made_with(api, response)
         return observe_response(api.id, response, cap=self.max_chars, redactor=self.redactor)
+
+    def _made_with(self, api: Api, response: httpx.Response) -> None:
+        """Note in a recording what ``api``'s app was: its pinned version when toolbed
+        installs it, else the ``Server`` header the service answered with."""
+        if self.cassette is None or self.mode is not Mode.RECORD:
+            return
+        app = self.catalog.app_of(api)
+        if app.local:
+            made = f"version {app.version}" if app.version else "version unpinned"
+        else:
+            made = f"server {response.headers.get('server') or 'unnamed'}"
+        self.cassette.made_with.setdefault(app.app, self.redactor.text(made))
 
     def observe(self, api_id: str, args: Mapping[str, Any] | None = None) -> Observation:
         """``call``, with the agent's mistakes returned as an error observation."""

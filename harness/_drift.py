@@ -5,17 +5,21 @@ A task is still valid when the oracle passes live and gives the recorded answer;
 its answer moved when it passes with another answer (expected of a real-time
 answer); it is broken when the oracle fails live (a fixed answer that changed, a
 call the app refuses now). A chain that writes runs only when writes are allowed,
-in the oracle's rollback scope as always.
+in the oracle's rollback scope as always. With ``update``, a task that passes live
+has its cassette replaced by the fresh recording (``toolbed cassettes drift --update``).
 """
 
 from __future__ import annotations
 
+import shutil
 import tempfile
 from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+import httpx
 
 from toolbed.apis import Catalog
 from toolbed.connectors import (
@@ -48,13 +52,18 @@ class TaskDrift:
     detail: str = ""
     requests: list[tuple[str, Drift]] = field(default_factory=list)
     """(API id, or the request's method and URI when no API matches; its verdict)."""
+    updated: bool = False
+    """The cassette was recorded again (``update``, and the task passed live)."""
 
 
 def drift_task(
     catalog: Catalog, task: Task, cassette: Path, apps: dict[str, RunningApp] | None = None,
     allow_writes: bool = False, restart: Callable[[RunningApp], RunningApp] | None = None,
+    update: bool = False, transport: httpx.BaseTransport | None = None,
 ) -> TaskDrift:
-    """Run ``task``'s gold chain live, recorded aside, and compare with ``cassette``."""
+    """Run ``task``'s gold chain live, recorded aside, and compare with ``cassette``;
+    with ``update``, a chain that passes live replaces ``cassette`` with its recording.
+    ``transport``: what the live calls go through (httpx's default: the network)."""
     if not allow_writes and any(catalog.api(s.api).effect == "write" for s in task.chain):
         return TaskDrift(task.id, "skipped", "its chain writes (--allow-writes runs it)")
     recorded = read_cassette(cassette)["interactions"]
@@ -63,18 +72,22 @@ def drift_task(
     with tempfile.TemporaryDirectory(prefix="toolbed-drift-") as folder:
         fresh_path = Path(folder) / "fresh.yaml"
         try:
-            with Runtime(catalog, mode=Mode.RECORD, cassette=fresh_path, apps=apps) as live:
+            with Runtime(catalog, mode=Mode.RECORD, cassette=fresh_path, apps=apps,
+                         transport=transport) as live:
                 now = run_oracle(live, task, restart=restart)
         except ToolbedError as exc:                   # an app down, a host that is gone
             return TaskDrift(task.id, "broken", str(exc), _pairs(catalog, recorded, []))
         fresh = read_cassette(fresh_path)["interactions"] if fresh_path.is_file() else []
-    requests = _pairs(catalog, recorded, fresh)
-    if not now.ok:
-        return TaskDrift(task.id, "broken", "; ".join(now.problems), requests)
+        requests = _pairs(catalog, recorded, fresh)
+        if not now.ok:
+            return TaskDrift(task.id, "broken", "; ".join(now.problems), requests)
+        updated = update and fresh_path.is_file()
+        if updated:
+            shutil.copyfile(fresh_path, cassette)
     if now.answer != before.answer:
         return TaskDrift(task.id, "answer moved",
-                         f"{before.answer!r} is now {now.answer!r}", requests)
-    return TaskDrift(task.id, "still valid", "", requests)
+                         f"{before.answer!r} is now {now.answer!r}", requests, updated)
+    return TaskDrift(task.id, "still valid", "", requests, updated)
 
 
 def _pairs(catalog: Catalog, recorded: list[dict[str, Any]], fresh: list[dict[str, Any]]
@@ -127,6 +140,7 @@ def drift_report(results: list[TaskDrift]) -> dict[str, Any]:
         by_verdict[result.verdict] += 1
     return {
         "apis": dict(sorted(apis.items())),
-        "tasks": {r.task: {"verdict": r.verdict, "detail": r.detail} for r in results},
+        "tasks": {r.task: {"verdict": r.verdict, "detail": r.detail, "updated": r.updated}
+                  for r in results},
         "summary": {"tasks": by_verdict, "apis": by_change},
     }

@@ -281,7 +281,8 @@ def html_report(summary: dict[str, Any], runs: list[dict[str, Any]] | None = Non
 
 def task_runs_html(rows: list[dict[str, Any]]) -> str:
     """Each run as a collapsed block: passed or not, then every call the agent made
-    (with its arguments and what came back), its answer and the run's problems."""
+    (its arguments, its outcome, the start of what came back and, for a write, what
+    rollback did with it), its answer and the run's problems."""
     import html
 
     if not rows:
@@ -290,9 +291,14 @@ def task_runs_html(rows: list[dict[str, Any]]) -> str:
     for row in rows:
         trajectory = row.get("trajectory") or {}
         calls = "".join(
-            f"<li><code>{html.escape(str(c.get('api')))}</code> "
+            f'<li class="call"><code class="api">{html.escape(str(c.get("api")))}</code> '
             f"<code>{html.escape(json.dumps(c.get('args') or {}, ensure_ascii=False))}</code>"
-            f" &rarr; {_call_outcome(c)}</li>" for c in trajectory.get("calls") or [])
+            f" &rarr; {_call_outcome(c)}"
+            + (f'<pre class="observation">{html.escape(c["excerpt"])}</pre>'
+               if c.get("excerpt") else "")
+            + (f'<p class="undo">Rollback: {html.escape(c["undo"])}</p>'
+               if c.get("undo") else "")
+            + "</li>" for c in trajectory.get("calls") or [])
         problems = "".join(f"<li>{html.escape(p)}</li>" for p in row.get("problems") or [])
         mark = "passed" if row.get("success") else "failed"
         blocks.append(

@@ -54,7 +54,7 @@ from toolbed.tasks._task import Task
 
 from ._oracle import TaskRun, check_state, run_oracle
 from ._runlog import ResultRow, RunLog, RunSpec
-from ._trajectory import VIA, Call, ToolBox, Trajectory, calls_via
+from ._trajectory import VIA, Call, ToolBox, Trajectory, calls_via, excerpt, note_undos
 from .agents import Agent
 from .metrics import Judge, Rater, judge_tooleyes
 from .scoring import Reference, filled_references, score_run
@@ -354,9 +354,12 @@ class Runner:
         run = run_oracle(runtime, task, restart=self._restart(), via=self.via)
         trajectory = Trajectory(
             calls=[Call(api=s.api_id, args=s.args, status=s.observation.status,
-                        ok=s.observation.ok) for s in run.steps],
+                        ok=s.observation.ok, excerpt=excerpt(s.observation.body))
+                   for s in run.steps],
             answer=run.answer, steps=len(run.steps),
             offered=list(dict.fromkeys(s.api for s in task.chain)))
+        if run.report is not None:
+            note_undos(trajectory, run.report.entries)
         checks = len(task.answer.state) if task.answer.type == "operational" else 0
         reference = Reference(expected=run.expected, state_before=[False] * checks,
                               state_after=[run.passed] * checks,
@@ -393,8 +396,10 @@ class Runner:
         rate: Rater | None = getattr(self.judge, "rate", None)     # ToolEyes' judged parts
         if rate is not None:
             problems += self._rate(rate, task, trajectory, reference)
-        if scope.report is not None and not scope.report.clean:
-            problems.append(scope.report.summary())
+        if scope.report is not None:
+            note_undos(trajectory, scope.report.entries)
+            if not scope.report.clean:
+                problems.append(scope.report.summary())
         restart = self._restart()
         if task.reset and restart is not None:
             for app in task.apps:

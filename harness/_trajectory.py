@@ -12,10 +12,11 @@ scope, or over an MCP client session to a testbed server around it (``--via mcp`
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, Field
 
@@ -23,7 +24,11 @@ from toolbed.apis import Catalog
 from toolbed.connectors import Caller, CallError, Observation, api_id_of
 from toolbed.errors import TaskError
 
-__all__ = ["VIA", "Call", "ToolBox", "Trajectory", "calls_via"]
+if TYPE_CHECKING:
+    from toolbed.rollback import Entry
+
+__all__ = ["EXCERPT", "VIA", "Call", "ToolBox", "Trajectory", "calls_via", "excerpt",
+           "note_undos"]
 
 VIA = ("direct", "mcp")
 """How calls reach the apps: straight through the caller, or over MCP."""
@@ -56,6 +61,16 @@ class Call(BaseModel):
     status: int | None = None
     ok: bool = False
     error: str | None = None
+    excerpt: str | None = None
+    """The start of what came back (``EXCERPT`` characters), for a person reading the
+    report; the scorer reads the observations themselves, never this."""
+    undo: str | None = None
+    """A write's fate in rollback: undone (and by which call), irreversible, nothing to
+    undo, or left open; None for a read."""
+
+
+EXCERPT = 300
+"""Characters of each observation a trajectory keeps for the report."""
 
 
 class Trajectory(BaseModel):
@@ -139,8 +154,37 @@ class ToolBox:
     def _record(self, api: str, kept: dict[str, Any], obs: Observation) -> Observation:
         self.trajectory.calls.append(Call(
             api=api, args=kept, status=obs.status, ok=obs.ok,
-            error=obs.error.message if obs.error else None))
+            error=obs.error.message if obs.error else None, excerpt=excerpt(obs.body)))
         return obs
+
+
+def excerpt(body: Any) -> str | None:
+    """The start of an observation's body, as a trajectory keeps it for the report."""
+    if body is None:
+        return None
+    text = body if isinstance(body, str) else json.dumps(body, ensure_ascii=False)
+    text = _recordable(text)
+    return text if len(text) <= EXCERPT else text[:EXCERPT] + "..."
+
+
+def note_undos(trajectory: Trajectory, entries: Iterable[Entry]) -> None:
+    """Write each journalled write's fate onto the call that made it: the n-th write of
+    an API is its n-th successful call in the trajectory."""
+    calls: dict[str, list[Call]] = {}
+    for call in trajectory.calls:
+        if call.valid and call.error is None:
+            calls.setdefault(call.api, []).append(call)
+    for entry in sorted(entries, key=lambda e: e.seq):
+        made = calls.get(entry.api)
+        if not made:
+            continue
+        call = made.pop(0)
+        undo = (entry.compensation or {}).get("api")
+        call.undo = {
+            "compensated": f"undone by {undo}",
+            "irreversible": "irreversible (no undo; allowed for this task)",
+            "noop": "nothing to undo (the write did not take)",
+        }.get(str(entry.status), f"left {entry.status}: {entry.error or 'see the journal'}")
 
 
 def _kept(raw: Any) -> dict[str, Any]:

@@ -63,15 +63,15 @@ class TaskSuite:
         except KeyError:
             raise TaskError(f"no task {task_id!r}; `toolbed tasks list` shows them") from None
 
-    def write_field(self, field: str, values: Mapping[str, str]) -> None:
+    def write_field(self, field: str, values: Mapping[str, str | None]) -> None:
         """Set ``field`` of the tasks in ``values`` (by id) in their files, leaving the
-        rest of each file as written (see ``set_field``)."""
+        rest of each file as written (``None`` removes the field; see ``set_field``)."""
         for path in self.files:
             in_file = [t.id for t in load_file(path, self.catalog)]
-            if set(values) & set(in_file):
+            chosen = {n: values[i] for n, i in enumerate(in_file) if i in values}
+            if chosen:
                 text = path.read_text(encoding="utf-8")
-                new = set_field(text, field, [values.get(i) for i in in_file])
-                path.write_text(new, encoding="utf-8")
+                path.write_text(set_field(text, field, chosen), encoding="utf-8")
 
     def tier(self, task: Task) -> str:
         return self.catalog.app(task.apps[0]).tier
@@ -239,27 +239,42 @@ def task_cassette(task: Task, root: Path = TASK_CASSETTES) -> Path:
     return root / task.apps[0] / f"{task.id}.yaml"
 
 
-def set_field(text: str, field: str, values: Sequence[str | None]) -> str:
-    """A task file's text with the n-th task's ``field:`` line set to ``values[n]``.
+def set_field(text: str, field: str, values: Mapping[int, str | None]) -> str:
+    """A task file's text with the ``field:`` line of the n-th task set to ``values[n]``.
 
     Tasks are the file's top-level list items (lines starting ``- ``); only their
-    ``field:`` lines change (``None`` keeps one), so comments and layout stay as
-    written. How `toolbed tasks split --write` and `record --live` edit task files.
+    ``field:`` lines change, so comments and layout stay as written. A task not in
+    ``values`` is left alone; ``None`` removes the line; a task without the line gets
+    one after its ``id:``. How `toolbed tasks split --write`, `validate --live` and
+    `cassettes drift --update` edit task files.
     """
     lines = text.splitlines(keepends=True)
     starts = [i for i, line in enumerate(lines) if line.startswith("- ")]
-    if len(starts) != len(values):
-        raise TaskError(f"{len(starts)} top-level tasks, {len(values)} values for {field}")
-    for n, start in enumerate(starts):
-        if values[n] is None:
-            continue
+    if any(not 0 <= n < len(starts) for n in values):
+        raise TaskError(f"{len(starts)} top-level tasks; no task #{max(values) + 1} "
+                        f"to set {field} of")
+    for n in sorted(values, reverse=True):          # from the end: indexes stay valid
+        start = starts[n]
         end = starts[n + 1] if n + 1 < len(starts) else len(lines)
-        for i in range(start, end):
-            head, sep, _ = lines[i].partition(f"{field}:")
-            if sep and not head.strip(" -"):
-                newline = "\n" if lines[i].endswith("\n") else ""
-                lines[i] = f"{head}{field}: {values[n]}{newline}"
-                break
-        else:
-            raise TaskError(f"task #{n + 1} has no {field}: line")
+        found = {key: i for key in (field, "id") for i in range(start, end)
+                 if _key_line(lines[i], key)}
+        value = values[n]
+        if field in found:
+            i = found[field]
+            if value is None:
+                del lines[i]
+            else:
+                head = lines[i].partition(f"{field}:")[0]
+                lines[i] = f"{head}{field}: {value}\n"
+        elif value is not None:
+            if "id" not in found:
+                raise TaskError(f"task #{n + 1} has no id: line to add {field} after")
+            head = lines[found["id"]].partition("id:")[0].replace("-", " ")
+            lines.insert(found["id"] + 1, f"{head}{field}: {value}\n")
     return "".join(lines)
+
+
+def _key_line(line: str, key: str) -> bool:
+    """Whether ``line`` is a task's own ``key:`` line (not a nested one's)."""
+    head, sep, _ = line.partition(f"{key}:")
+    return bool(sep) and not head.strip(" -") and len(head) <= 2

@@ -186,6 +186,10 @@ class Task(_Model):
         "their state is then verified as before")
     verified: bool = Field(
         True, description="False for tasks not yet run live (hosted tasks written offline)")
+    stale: str | None = Field(
+        None, description="Why the task no longer holds against the app as it is now "
+        "(set by `toolbed cassettes drift --update`): runs skip it, naming the reason, "
+        "until it is fixed and the mark removed")
     chain: list[Step] = Field(min_length=1, max_length=9)
     answer: Answer
 

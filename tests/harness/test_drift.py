@@ -1,17 +1,26 @@
 """`toolbed cassettes drift` on a live Kinto: a fresh recording is still valid, and a
-recording whose answers differ from the app's in shape or status says so."""
+recording whose answers differ from the app's in shape or status says so; on a hosted
+service served by a transport whose answers change (no network); and `--update`,
+which records again what passes and marks stale what broke, which runs then skip."""
 
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
+from typing import Any
 
+import httpx
+import pytest
 import yaml
+from typer.testing import CliRunner
 
 from toolbed.apis import Catalog
-from toolbed.connectors import Mode, RunningApp, Runtime
+from toolbed.cli import app as cli
+from toolbed.connectors import Mode, RunningApp, Runtime, made_when, made_with, read_cassette
 from toolbed.harness import drift_report, drift_task, run_oracle
-from toolbed.tasks import load_tasks
+from toolbed.paths import home_dir
+from toolbed.tasks import Task, load_tasks, set_field
 
 
 def test_drift_of_a_kinto_task_before_and_after_its_recording_is_tampered_with(
@@ -41,3 +50,113 @@ def test_drift_of_a_kinto_task_before_and_after_its_recording_is_tampered_with(
 
     writes = load_tasks().task("kinto-add-sunscreen-record-id")
     assert drift_task(catalog, writes, cassette, {"kinto": kinto}).verdict == "skipped"
+
+
+RANK: dict[str, Any] = {
+    "id": "demo-rank", "query": "What rank does the item 'a 1' have today?",
+    "apps": ["demo"], "scenario": "single", "category": "real-time search", "split": "train",
+    "chain": [{"api": "demo.get_item", "args": {"item_id": "a 1"}, "save": "item"}],
+    "answer": {"type": "realtime", "source": "item.body.rank", "match": "number"}}
+ITEM = {"id": "a 1", "title": "Milk", "rank": 4}
+
+
+def serving(body: Any, status: int = 200) -> httpx.MockTransport:
+    """A hosted service that answers every request with ``body``."""
+    return httpx.MockTransport(lambda request: httpx.Response(
+        status, json=body, headers={"Server": "demo-api/2.1"}))
+
+
+def test_hosted_drift_through_a_transport_whose_answers_change(
+    tmp_path: Path, demo_catalog: Catalog, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("DEMO_API_KEY", "k-123")
+    task = Task.model_validate(RANK)
+    cassette = tmp_path / "demo-rank.yaml"
+    with Runtime(demo_catalog, mode=Mode.RECORD, cassette=cassette,
+                 transport=serving(ITEM)) as rt:
+        assert run_oracle(rt, task).ok
+    recorded = read_cassette(cassette)
+    assert made_with(recorded) == {"demo": "server demo-api/2.1"}
+    assert abs((made_when(recorded) or 0) - time.time()) < 120
+
+    def verdict(transport: httpx.MockTransport) -> tuple[str, str]:
+        result = drift_task(demo_catalog, task, cassette, transport=transport)
+        return result.verdict, drift_report([result])["apis"]["demo.get_item"]["change"]
+
+    assert verdict(serving(ITEM)) == ("still valid", "unchanged")
+    assert verdict(serving({**ITEM, "rank": 7})) == ("answer moved", "values changed")
+    assert verdict(serving({"id": "a 1", "title": "Milk", "position": 4})) == \
+        ("broken", "shape changed")
+    assert verdict(serving(ITEM, 404)) == ("broken", "gone")
+    assert verdict(serving(ITEM, 401)) == ("broken", "auth changed")
+    assert "k-123" not in cassette.read_text()
+
+
+def test_set_field_adds_replaces_and_removes_a_task_field_leaving_the_rest_as_written() -> None:
+    text = ("# my tasks\n"
+            "- id: one\n  query: first  # keep this comment\n  split: train\n"
+            "- id: two\n  split: dev\n  stale: \"old reason\"\n  chain:\n    - split: x\n")
+    added = set_field(text, "stale", {0: '"2026-11-27 the app changed"'})
+    assert added.splitlines()[1:3] == ["- id: one", '  stale: "2026-11-27 the app changed"']
+    assert "# keep this comment" in added and added.count("stale:") == 2
+    removed = set_field(added, "stale", {0: None, 1: None})
+    assert removed == text.replace('  stale: "old reason"\n', "")
+    assert set_field(text, "split", {1: "test"}).count("    - split: x") == 1   # nested: kept
+    assert "  split: test\n" in set_field(text, "split", {1: "test"})
+
+
+@pytest.mark.live
+def test_drift_update_records_again_what_passes_and_marks_stale_what_broke(
+    tmp_path: Path, kinto: RunningApp, catalog: Catalog, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    good = {"id": "kinto-unread", "query": "Which books in my home library haven't I read?",
+            "apps": ["kinto"], "scenario": "single", "category": "personal life",
+            "split": "train", "chain": [{"api": "kinto.list_records", "save": "books",
+                                         "args": {"bucket": "library", "collection": "books"}}],
+            "answer": {"type": "fixed", "source": "books.body.data[?read == `false`].title",
+                       "value": ["Middlemarch"]}}
+    bad = {**good, "id": "kinto-unread-mislabelled"}
+    tasks, cassettes = tmp_path / "kinto.yaml", tmp_path / "cassettes"
+    tasks.write_text(yaml.safe_dump([good, bad], sort_keys=False))
+    for task in load_tasks(tasks, catalog=catalog):
+        with Runtime(catalog, mode=Mode.RECORD, cassette=cassettes / "kinto" / f"{task.id}.yaml",
+                     apps={"kinto": kinto}) as rt:
+            assert run_oracle(rt, task).ok
+    # the app now answers otherwise than the second task says (its label no longer holds)
+    bad["answer"] = {**bad["answer"], "value": ["Dune"]}
+    tasks.write_text(yaml.safe_dump([good, bad], sort_keys=False))
+    before = {p.name: p.read_text() for p in (cassettes / "kinto").iterdir()}
+
+    home = tmp_path / "home"                  # the installed apps, nothing else of the real home
+    home.mkdir()
+    (home / "apps").symlink_to(home_dir() / "apps")
+    monkeypatch.setenv("TOOLBED_HOME", str(home))
+    runner = CliRunner()
+    where = ["--tasks", str(tasks), "--cassettes", str(cassettes)]
+    ran = runner.invoke(cli, ["cassettes", "drift", "--app", "kinto", "--update", *where])
+    assert ran.exit_code == 1, ran.output                      # a task broke
+    assert "recorded again: 1; marked stale: 1" in ran.output
+    suite = load_tasks(tasks, catalog=catalog)
+    assert suite.task(good["id"]).stale is None
+    assert "cassettes drift" in (suite.task(bad["id"]).stale or "")
+    after = {p.name: p.read_text() for p in (cassettes / "kinto").iterdir()}
+    assert after[f"{bad['id']}.yaml"] == before[f"{bad['id']}.yaml"]
+    assert after[f"{good['id']}.yaml"] != before[f"{good['id']}.yaml"]
+
+    replayed = runner.invoke(cli, ["tasks", "validate", "--replay", *where])
+    assert replayed.exit_code == 0, replayed.output
+    assert f"skipping {bad['id']}, stale:" in replayed.output
+    assert "1 of 1 tasks passed" in replayed.output
+
+    listed = json.loads(runner.invoke(cli, ["cassettes", "list", "--json", *where]).output)
+    assert {r["task"]: r["made_with"] for r in listed} == {
+        good["id"]: {"kinto": f"version {catalog.app('kinto').version}"},
+        bad["id"]: {"kinto": f"version {catalog.app('kinto').version}"}}
+    assert all(r["moved"] == [] and 0 <= r["age_days"] < 1 for r in listed)
+    path = cassettes / "kinto" / f"{good['id']}.yaml"
+    path.write_text(path.read_text().replace(f"version {catalog.app('kinto').version}",
+                                             "version 1.0.0"))      # made on another version
+    listed = json.loads(runner.invoke(cli, ["cassettes", "list", "--json", *where]).output)
+    assert {r["task"]: r["moved"] for r in listed} == {good["id"]: ["kinto"], bad["id"]: []}
+    later = runner.invoke(cli, ["cassettes", "list", "--since", "2999-01-01", *where])
+    assert later.exit_code == 1 and "no recorded task" in later.output

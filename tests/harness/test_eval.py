@@ -71,7 +71,7 @@ def test_toolbed_eval_replays_the_oracle_offline_and_reports_100_percent(
     assert page.count('<img src="data:image/png;base64,') == 2 and "<td>tool_match</td>" in page
 
     again = CliRunner().invoke(cli, args)           # a rerun resumes: nothing left to do
-    assert again.exit_code == 0 and f"{recorded} runs done" in again.output
+    assert again.exit_code == 0 and f"{recorded} runs done" in " ".join(again.output.split())
     printed = CliRunner().invoke(cli, ["report", str(run)])
     assert printed.exit_code == 0 and "Success: 100.0%" in printed.output
     same = CliRunner().invoke(cli, ["compare", str(run), str(run), "--json", "--plot",
@@ -487,7 +487,8 @@ def test_a_live_eval_starts_the_apps_it_needs_and_stops_them(
     page = (tmp_path / "run" / "report.html").read_text()
     for row in rows:                                # each task's calls are in the report
         assert f'id="run-{row["task"]}-0"' in page
-        assert all(f"<code>{c['api']}</code>" in page for c in row["trajectory"]["calls"])
+        calls = row["trajectory"]["calls"]
+        assert all(f'<code class="api">{c["api"]}</code>' in page for c in calls)
 
     # the command it prints replays the run offline, with the same scores
     printed = result.output.split("replay it offline, with the same scores:")[1].split()

@@ -1,22 +1,34 @@
-"""``toolbed cassettes drift``: has an app changed under the recorded cassettes?"""
+"""``toolbed cassettes``: the tasks' recordings, how old they are and what they were
+made against (``list``), and whether an app has changed under them (``drift``)."""
 
 from __future__ import annotations
 
 import json
+import time
+from datetime import UTC, date, datetime
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.progress import Progress
 
-from toolbed.connectors import RunningApp
+from toolbed.connectors import RunningApp, made_when, made_with, read_cassette
 from toolbed.errors import ToolbedError
-from toolbed.tasks import TASK_CASSETTES, task_cassette
+from toolbed.tasks import TASK_CASSETTES, Task, TaskSuite, task_cassette
 
 from ._output import JsonOpt, console, print_json, table
-from ._tasks import AppsOpt, TierOpt, _select
+from ._tasks import AppsOpt, TasksOpt, TierOpt, _select
 
-__all__ = ["app", "drift"]
+if TYPE_CHECKING:
+    from toolbed.harness import TaskDrift
+
+__all__ = ["app", "drift", "list_"]
+
+CassettesOpt = Annotated[Path, typer.Option(
+    help="Folder of the tasks' cassettes (<app>/<task id>.yaml).")]
+SinceOpt = Annotated[datetime | None, typer.Option(
+    formats=["%Y-%m-%d"], help="Only cassettes recorded on or after this day (YYYY-MM-DD); "
+    "one recorded before toolbed kept the date is older than any.")]
 
 app = typer.Typer(help="Recorded cassettes: check them against the apps as they are now.",
                   no_args_is_help=True, add_completion=False)
@@ -28,14 +40,71 @@ def _cassettes() -> None:
     pass
 
 
+def _recorded(tasks: Path | None, tier: str | None, apps: list[str] | None, cassettes: Path,
+              since: datetime | None) -> tuple[TaskSuite, list[tuple[Task, dict[str, Any]]]]:
+    """The chosen tier's verified tasks that have a cassette, each with its cassette
+    (read), recorded on or after ``since``."""
+    suite, chosen = _select(tasks, apps, None, None, None, tier)
+    cutoff = since.replace(tzinfo=UTC).timestamp() if since else None
+    out = []
+    for task in chosen:
+        path = task_cassette(task, cassettes)
+        if task.verified and path.is_file():
+            data = read_cassette(path)
+            if cutoff is None or (made_when(data) or 0) >= cutoff:
+                out.append((task, data))
+    if not out:
+        raise ToolbedError("no recorded task matches these filters (`toolbed cassettes list`)")
+    return suite, out
+
+
+@app.command("list")
+def list_(
+    app_: AppsOpt = None, tier: TierOpt = None, tasks: TasksOpt = None,
+    cassettes: CassettesOpt = TASK_CASSETTES, since: SinceOpt = None, json_: JsonOpt = False,
+) -> None:
+    """Each task's cassette: when it was recorded, its age, and what each app was then
+    (the pinned version of an app toolbed installs, a hosted service's Server header);
+    `moved` names the apps whose pinned version is no longer the one recorded."""
+    suite, recorded = _recorded(tasks, tier, app_, cassettes, since)
+    catalog = suite.catalog
+    rows = []
+    for task, data in recorded:
+        when, made = made_when(data), made_with(data)
+        moved = sorted(a for a, v in made.items() if catalog.app(a).local
+                       and v != f"version {catalog.app(a).version}")
+        rows.append({
+            "task": task.id, "cassette": str(task_cassette(task, cassettes)),
+            "recorded": datetime.fromtimestamp(when, UTC).isoformat() if when else None,
+            "age_days": round((time.time() - when) / 86400, 1) if when else None,
+            "made_with": made, "moved": moved, "stale": task.stale,
+        })
+    if json_:
+        print_json(rows)
+        return
+    dated = [r["age_days"] for r in rows if r["age_days"] is not None]
+    title = (f"{len(rows)} cassettes; {len(dated)} dated"
+             + (f", {min(dated)} to {max(dated)} days old" if dated else "")
+             + f"; {sum(bool(r['moved']) for r in rows)} made on another version")
+    table(title, ["task", "recorded", "age (days)", "made with", "moved"],
+          [[r["task"] + (" (stale)" if r["stale"] else ""),
+            r["recorded"][:10] if r["recorded"] else "before dates were kept",
+            "" if r["age_days"] is None else r["age_days"],
+            ", ".join(f"{a}: {v}" for a, v in r["made_with"].items()),
+            ", ".join(r["moved"])] for r in rows])
+
+
 @app.command()
 def drift(
-    app_: AppsOpt = None, tier: TierOpt = None,
+    app_: AppsOpt = None, tier: TierOpt = None, tasks: TasksOpt = None,
     allow_writes: Annotated[bool, typer.Option(
         "--allow-writes", help="Also run chains that write (rolled back, as always).")
                             ] = False,
-    cassettes: Annotated[Path, typer.Option(
-        help="Folder of the tasks' cassettes (<app>/<task id>.yaml).")] = TASK_CASSETTES,
+    cassettes: CassettesOpt = TASK_CASSETTES, since: SinceOpt = None,
+    update: Annotated[bool, typer.Option(
+        "--update", help="Record again the cassettes of the tasks that pass live, and "
+        "mark the broken ones `stale: <reason>` in their task files (runs skip them).")
+                      ] = False,
     out: Annotated[Path | None, typer.Option(help="Write the report as JSON here.")] = None,
     json_: JsonOpt = False,
 ) -> None:
@@ -48,15 +117,14 @@ def drift(
     from toolbed.harness import drift_report, drift_task, stop_started
     from toolbed.launchers import get_launcher, restart_app
 
-    suite, chosen = _select(None, app_, None, None, None, tier or "selfhosted")
-    chosen = [t for t in chosen if t.verified and task_cassette(t, cassettes).is_file()]
-    if not chosen:
-        raise ToolbedError("no recorded task matches these filters (`toolbed tasks list`)")
-    local = sorted({a for t in chosen for a in t.apps if suite.catalog.app(a).local})
+    suite, recorded = _recorded(tasks, tier or "selfhosted", app_, cassettes, since)
+    catalog = suite.catalog
+    chosen = [task for task, _ in recorded]
+    local = sorted({a for t in chosen for a in t.apps if catalog.app(a).local})
     apps: dict[str, RunningApp] = {}
 
     def restart(running: RunningApp) -> RunningApp:
-        apps[running.app] = own(restart_app(running, suite.catalog))
+        apps[running.app] = own(restart_app(running, catalog))
         return apps[running.app]
 
     try:
@@ -64,17 +132,19 @@ def drift(
         # long-lived one (history, extra objects) is no drift of the app
         for name in local:
             console.print(f"starting {name}", markup=False)
-            apps[name] = own(get_launcher(name, suite.catalog).start())
+            apps[name] = own(get_launcher(name, catalog).start())
         results = []
         with Progress(console=console, transient=True) as progress:
             bar = progress.add_task(f"drift of {len(chosen)} tasks", total=len(chosen))
             for task in chosen:
-                results.append(drift_task(suite.catalog, task, task_cassette(task, cassettes),
-                                          apps, allow_writes, restart))
+                results.append(drift_task(catalog, task, task_cassette(task, cassettes),
+                                          apps, allow_writes, restart, update))
                 progress.advance(bar)
     finally:
         stop_started(apps)
     report = drift_report(results)
+    if update:
+        _mark_stale(suite, {r.task: r for r in results})
     if out is not None:
         out.write_text(json.dumps(report, indent=2, ensure_ascii=False) + "\n",
                        encoding="utf-8")
@@ -91,3 +161,23 @@ def drift(
     if worst["apis"]["shape changed"] or worst["apis"]["gone"] or worst["apis"]["auth changed"] \
             or worst["tasks"]["broken"]:
         raise typer.Exit(1)
+
+
+def _mark_stale(suite: TaskSuite, results: dict[str, TaskDrift]) -> None:
+    """``--update``: a broken task is marked stale with the drift's reason, a stale one
+    that passes live loses its mark; say what was recorded again and what was marked."""
+    today = date.today().isoformat()
+    marks: dict[str, str | None] = {}
+    for task_id, result in results.items():
+        task = suite.task(task_id)
+        if result.verdict == "broken":
+            reason = f"{today} cassettes drift: {result.detail or 'the chain fails live'}"
+            marks[task_id] = json.dumps(reason[:300], ensure_ascii=False)
+        elif result.verdict != "skipped" and task.stale:
+            marks[task_id] = None
+    if marks:
+        suite.write_field("stale", marks)
+    updated = sum(r.updated for r in results.values())
+    console.print(f"recorded again: {updated}; marked stale: "
+                  f"{sum(v is not None for v in marks.values())}; no longer stale: "
+                  f"{sum(v is None for v in marks.values())}", markup=False)

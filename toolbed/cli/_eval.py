@@ -49,7 +49,7 @@ from toolbed.retriever import model_name
 from toolbed.tasks import Dialogue, DialogueSuite, Task, load_dialogues
 
 from ._output import JsonOpt, console, print_json, table
-from ._tasks import AppsOpt, SplitOpt, TasksOpt, TierOpt, TypesOpt, _select
+from ._tasks import AppsOpt, SplitOpt, TasksOpt, TierOpt, TypesOpt, _not_stale, _select
 
 
 def _tool_index(retriever_model: str | None, off: list[str] | None) -> Any:
@@ -195,6 +195,7 @@ def eval_(
         picked = set(random.Random(0).sample(range(len(chosen)), sample))
         chosen = [t for i, t in enumerate(chosen) if i in picked]
     chosen = chosen[:limit] if limit else chosen
+    chosen = _not_stale(chosen)     # after sampling: a stale task leaves the rest as they were
     if not chosen:
         raise TaskError("no task matches these filters (`toolbed tasks list` shows them)")
     tools = tools or ("gold" if step_by_step else "retriever")

@@ -57,6 +57,15 @@ def _select(tasks: Path | None, apps: list[str] | None, types: list[str] | None,
     return suite, suite.filter(apps or (), types or (), splits or (), ids or (), tier)
 
 
+def _not_stale(chosen: list[Task]) -> list[Task]:
+    """The tasks a run takes: one marked stale (`cassettes drift --update` found it no
+    longer holds against its app) is skipped, with its reason printed."""
+    for task in chosen:
+        if task.stale:
+            console.print(f"skipping {task.id}, stale: {task.stale}", markup=False)
+    return [t for t in chosen if not t.stale]
+
+
 @app.command("list")
 def list_(app_: AppsOpt = None, type_: TypesOpt = None, split: SplitOpt = None,
           tier: TierOpt = None, tasks: TasksOpt = None, json_: JsonOpt = False) -> None:
@@ -66,7 +75,8 @@ def list_(app_: AppsOpt = None, type_: TypesOpt = None, split: SplitOpt = None,
         print_json([t.model_dump(mode="json") for t in chosen])
         return
     table(f"{len(chosen)} tasks", ["id", "apps", "scenario", "type", "split", "query"],
-          [[t.id, ",".join(t.apps), t.scenario, t.type, t.split, t.query] for t in chosen])
+          [[t.id + (" (stale)" if t.stale else ""), ",".join(t.apps), t.scenario, t.type,
+            t.split, t.query] for t in chosen])
 
 
 def _run_all(chosen: Sequence[T], one: Callable[[T], R], what: str) -> list[R]:
@@ -113,6 +123,8 @@ def validate(
     if live and replay:
         raise typer.BadParameter("choose --live or --replay, not both")
     suite, chosen = _select(tasks, app_, type_, split, id_, tier)
+    if live or replay:
+        chosen = _not_stale(chosen)
     if not (live or replay):
         console.print(f"{len(chosen)} tasks load and agree with the catalog "
                       "(add --live or --replay to run them)")
@@ -145,7 +157,7 @@ def record(
     A recording replaces a task's cassette only when the run passes, so a task that fails
     (or an app that is down) leaves the committed cassette as it was; exit 1 if any failed.
     A task not yet verified (`verified: false`, the hosted tier) that passes is marked
-    verified in its file.
+    verified in its file, and a stale one that passes loses its `stale:` mark.
     """
     suite, chosen = _select(tasks, app_, type_, split, id_, tier)
     unverified = [t for t in chosen if not t.verified]
@@ -167,6 +179,10 @@ def record(
     if verified:
         suite.write_field("verified", dict.fromkeys(verified, "true"))
         console.print(f"{len(verified)} tasks verified live and marked `verified: true`")
+    fixed = {r.task.id for r in runs if r.ok and r.task.stale}
+    if fixed:
+        suite.write_field("stale", dict.fromkeys(fixed))
+        console.print(f"{len(fixed)} stale tasks pass again: their `stale:` mark is removed")
     _report(runs, json_)
 
 
