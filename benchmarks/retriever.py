@@ -2,17 +2,18 @@
 
     python -m benchmarks.retriever [--sizes 1000 10000 100000] [--queries 200]
 
-Build throughput: the catalog's tool documents embedded by ``model.encode`` alone (the
-baseline) against ``ToolIndex.build`` into an empty folder (hashing, encoding, upserts
-with metadata), alternating, documents per second.
+Build throughput: the catalog's tool documents and their example requests embedded by
+``model.encode`` alone (the baseline) against ``ToolIndex.build`` into an empty folder
+(hashing, encoding, upserts with metadata), alternating, documents per second.
 
 Search latency at each size: ``ToolIndex.search(query, k=10)`` with the whole default
-pipeline (dense and BM25, fused) and with the dense ranker alone, against
+pipeline (dense, BM25 and examples, fused) and with the dense ranker alone, against
 ``model.encode`` + ``collection.query`` on the same collection, alternating query by
 query, p50 and p95 in milliseconds. Queries are the task suite's test split. Beyond
 the real tool documents, a collection of N holds synthetic neighbours: each a real
 document's embedding plus Gaussian noise, renormalised (embedding 100,000 texts on a
-CPU would take hours and does not change what a query costs).
+CPU would take hours and does not change what a query costs); the examples collection
+holds the real example requests of the real documents it holds.
 """
 
 from __future__ import annotations
@@ -30,18 +31,20 @@ from toolbed.tasks import load_tasks
 
 from ._table import Row, pct
 
+DENSE_ALONE = Pipeline(lexical=False, examples=False)
+
 
 def build_throughput(model, docs, rounds: int) -> tuple[float, float]:
-    texts = [d.text for d in docs]
+    texts = [d.text for d in docs] + [q for d in docs for q in d.examples]
     raw, built = [], []
     for _ in range(rounds):
         start = time.perf_counter()
         model.encode(texts, normalize_embeddings=True, batch_size=64, show_progress_bar=False)
-        raw.append(len(texts) / (time.perf_counter() - start))
+        raw.append(len(docs) / (time.perf_counter() - start))
         with tempfile.TemporaryDirectory() as tmp:
             start = time.perf_counter()
             ToolIndex(Path(tmp), encoder=model).build(docs)
-            built.append(len(texts) / (time.perf_counter() - start))
+            built.append(len(docs) / (time.perf_counter() - start))
     return statistics.median(raw), statistics.median(built)
 
 
@@ -68,6 +71,15 @@ def fill(index: ToolIndex, docs, vectors: np.ndarray, size: int, seed: int = 0) 
             ids=ids[start:stop], embeddings=embeddings[start:stop],
             documents=texts[start:stop],
             metadatas=[{"app": i.split(".")[0], "hash": "-"} for i in ids[start:stop]])
+    examples = [(f"{d.id}#{n}", d, q) for d in docs[:real] for n, q in enumerate(d.examples)]
+    vectors = index.encoder.encode([q for _, _, q in examples], normalize_embeddings=True,
+                                   batch_size=64, show_progress_bar=False)
+    for start in range(0, len(examples), 5000):
+        batch = examples[start:start + 5000]
+        index.examples.add(ids=[i for i, _, _ in batch], documents=[q for _, _, q in batch],
+                           embeddings=vectors[start:start + len(batch)],
+                           metadatas=[{"app": d.metadata["app"], "api": d.id, "hash": "-"}
+                                      for _, d, _ in batch])
 
 
 def search_latency(
@@ -99,7 +111,7 @@ def bench(quick: bool = False) -> list[Row]:
     with tempfile.TemporaryDirectory() as tmp:
         index = ToolIndex(Path(tmp), encoder=model)
         index.build(docs)
-        dense = ToolIndex(Path(tmp), encoder=model, pipeline=Pipeline(lexical=False))
+        dense = ToolIndex(Path(tmp), encoder=model, pipeline=DENSE_ALONE)
         index.search(queries[0], k=10)                              # warm up (BM25 index)
         ours, _, raw = search_latency(index, dense, model, queries)
     n = len(docs)
@@ -124,7 +136,7 @@ def main() -> None:
     model.encode(queries[:8], show_progress_bar=False)             # warm up
 
     raw_rate, build_rate = build_throughput(model, docs, args.rounds)
-    print(f"build, {len(docs)} documents: raw encode {raw_rate:.1f} docs/s, "
+    print(f"build, {len(docs)} documents and their examples: raw encode {raw_rate:.1f} docs/s, "
           f"ToolIndex.build {build_rate:.1f} docs/s, ratio {build_rate / raw_rate:.2f}")
 
     vectors = model.encode([d.text for d in docs], normalize_embeddings=True, batch_size=64,
@@ -134,7 +146,7 @@ def main() -> None:
     for size in args.sizes:
         with tempfile.TemporaryDirectory() as tmp:
             index = ToolIndex(Path(tmp), encoder=model)
-            dense = ToolIndex(Path(tmp), encoder=model, pipeline=Pipeline(lexical=False))
+            dense = ToolIndex(Path(tmp), encoder=model, pipeline=DENSE_ALONE)
             fill(index, docs, vectors, size)
             index.search(queries[0], k=10)                          # warm up (BM25 index)
             ours, alone, raw = search_latency(index, dense, model, queries)

@@ -7,7 +7,9 @@ catalog as corpus); a user's own data gives another, from two JSON Lines files:
     queries.jsonl   {"query": "will it rain in Oslo tomorrow", "relevant": ["weather.forecast"]}
 
 BEIR's corpus lines (``_id``, ``title``, ``text``) are read as well; a corpus line
-may carry a ``metadata`` object of strings, which the index stores for filtering.
+may carry a ``metadata`` object of strings, which the index stores for filtering, and
+``examples``, a list of requests a user would make for it (the examples stage ranks
+by them, as it does by the catalog's).
 """
 
 from __future__ import annotations
@@ -71,7 +73,13 @@ def load_eval_set(queries: str | Path, corpus: str | Path) -> EvalSet:
         metadata = row.get("metadata") or {}
         if not isinstance(metadata, dict):
             raise RetrieverError(f"{corpus}:{number}: \"metadata\" must be an object")
-        documents[doc_id] = ToolDocument(doc_id, text, {k: str(v) for k, v in metadata.items()})
+        examples = row.get("examples") or []
+        if not isinstance(examples, list) or not all(
+                isinstance(e, str) and e.strip() for e in examples):
+            raise RetrieverError(f"{corpus}:{number}: \"examples\" must be a list of "
+                                 "requests (non-empty strings)")
+        documents[doc_id] = ToolDocument(doc_id, text, {k: str(v) for k, v in metadata.items()},
+                                         tuple(examples))
     if not documents:
         raise RetrieverError(f"{corpus}: the corpus is empty")
     texts, relevant = [], []

@@ -16,7 +16,8 @@ from dataclasses import dataclass, field
 
 from toolbed.apis import Api, App, Catalog
 
-__all__ = ["PLAIN_TEMPLATE", "TEMPLATE", "ToolDocument", "tool_document", "tool_documents"]
+__all__ = ["PLAIN_TEMPLATE", "TEMPLATE", "ToolDocument", "text_hash", "tool_document",
+           "tool_documents"]
 
 TEMPLATE = ("{app_name} ({domain}): {title}. {description} For example: {queries} "
             "Arguments: {arguments}.")
@@ -35,10 +36,17 @@ class ToolDocument:
     id: str
     text: str
     metadata: dict[str, str] = field(default_factory=dict)
+    examples: tuple[str, ...] = ()
+    """The API's example requests, one by one: the examples stage embeds each."""
 
     @property
     def hash(self) -> str:
-        return hashlib.sha256(self.text.encode("utf-8")).hexdigest()[:16]
+        return text_hash(self.text)
+
+
+def text_hash(text: str) -> str:
+    """What the index keeps to tell an edited text (a document, an example request)."""
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
 
 
 def _words(text: str) -> str:
@@ -57,7 +65,7 @@ def tool_document(api: Api, app: App, template: str = TEMPLATE) -> ToolDocument:
         queries=queries or "none.", arguments=arguments,
     )
     metadata = {"app": app.app, "domain": app.domain, "tier": app.tier, "effect": api.effect}
-    return ToolDocument(api.id, text, metadata)
+    return ToolDocument(api.id, text, metadata, tuple(_words(q) for q in api.queries))
 
 
 def tool_documents(

@@ -44,7 +44,7 @@ class Variant:
 def baselines(model: str | Path | None = None) -> list[Variant]:
     """BM25 alone and the untrained encoder alone, both on the documents without example
     requests: the retriever as it was before the pipeline, and the papers' baselines."""
-    plain = Pipeline(expansion=False, lexical=False, apps=0)
+    plain = Pipeline(expansion=False, lexical=False, examples=False, apps=0)
     return [Variant("bm25", model, replace(plain, dense=False, lexical=True)),
             Variant(model_name(model), model, plain)]
 
@@ -107,7 +107,7 @@ def compare(
         elif not pipeline.expansion:
             documents = evalset.plain
         ranker: Ranker
-        if not pipeline.dense and not pipeline.apps:
+        if not (pipeline.dense or pipeline.examples or pipeline.apps):
             ranker = BM25(documents)               # no need to embed anything
         else:
             index = ToolIndex(path, variant.model, url=url, collection=collection,

@@ -5,8 +5,10 @@ The collection lives under ``$TOOLBED_HOME/retriever/chroma`` (a build artefact,
 committed), one collection per embedding model and document template, in cosine space,
 with each document's app, domain, tier and effect as metadata for filtering, and its
 text hash, so that ``build`` re-embeds only the documents that changed and drops the
-APIs that are gone. BM25 reads the same documents back from the collection, so both
-rankers always see one corpus. Chroma's telemetry is off. A team can share one index
+APIs that are gone. The examples stage keeps each API's example requests, one vector
+each, in a collection of their own beside it (``...-examples``), built the same way.
+BM25 reads the same documents back from the collection, so both rankers always see
+one corpus. Chroma's telemetry is off. A team can share one index
 on a Chroma server instead (``url="http://host:8000"``, ``--chroma-url``).
 """
 
@@ -23,7 +25,7 @@ from urllib.parse import urlsplit
 from toolbed.errors import RetrieverError
 from toolbed.paths import home_dir
 
-from ._documents import ToolDocument
+from ._documents import ToolDocument, text_hash
 from ._lexical import BM25
 from ._metrics import rank
 from ._model import load_model, model_name
@@ -53,6 +55,8 @@ class BuildReport:
     embedded: int
     removed: int
     unchanged: int
+    examples: int = 0
+    """Example requests embedded (the examples stage; only the new or edited ones)."""
 
 
 class ToolIndex:
@@ -80,10 +84,13 @@ class ToolIndex:
         self._allowed: dict[str, set[str]] = {}
         self.client = _client(self.path, url)
         name = f"{collection}-" + re.sub(r"[^a-zA-Z0-9_-]+", "-", model_name(model)).strip("-")
-        name = name[:54] + ("" if self.pipeline.expansion else "-plain")
         try:
             self.collection = self.client.get_or_create_collection(
-                name, metadata={"hnsw:space": "cosine"}, embedding_function=None)
+                name[:54] + ("" if self.pipeline.expansion else "-plain"),
+                metadata={"hnsw:space": "cosine"}, embedding_function=None)
+            self.examples = self.client.get_or_create_collection(
+                name[:54] + "-examples", metadata={"hnsw:space": "cosine"},
+                embedding_function=None) if self.pipeline.examples else None
         except Exception as exc:  # chroma raises its own and httpx's errors here
             where = f"the Chroma server at {url}" if url else f"the chroma folder {self.path}"
             raise RetrieverError(f"cannot open the tool index in {where}: {exc}") from exc
@@ -116,7 +123,32 @@ class ToolIndex:
         if gone:
             self.collection.delete(ids=gone)
         self._lexical, self._allowed = None, {}
-        return BuildReport(len(changed), len(gone), len(documents) - len(changed))
+        return BuildReport(len(changed), len(gone), len(documents) - len(changed),
+                           self._build_examples(documents))
+
+    def _build_examples(self, documents: Sequence[ToolDocument]) -> int:
+        """Make the examples collection hold each document's example requests (id
+        ``<api>#<n>``), embedding only the new or edited ones; how many were."""
+        if self.examples is None:
+            return 0
+        stored = _read_all(self.examples, ["metadatas"], self.page_size)
+        hashes = {i: (m or {}).get("hash") for i, m in
+                  zip(stored["ids"], stored["metadatas"], strict=False)}
+        wanted = {f"{d.id}#{n}": (d, text) for d in documents
+                  for n, text in enumerate(d.examples)}
+        changed = [(i, d, text) for i, (d, text) in wanted.items()
+                   if hashes.get(i) != text_hash(text)]
+        for start in range(0, len(changed), 256):
+            batch = changed[start:start + 256]
+            self.examples.upsert(
+                ids=[i for i, _, _ in batch], documents=[text for _, _, text in batch],
+                embeddings=self._embed([text for _, _, text in batch]),
+                metadatas=[{**d.metadata, "api": d.id, "hash": text_hash(text)}
+                           for _, d, text in batch])
+        gone = sorted(set(hashes) - set(wanted))
+        if gone:
+            self.examples.delete(ids=gone)
+        return len(changed)
 
     def __len__(self) -> int:
         return self.collection.count()
@@ -129,26 +161,38 @@ class ToolIndex:
     def search_many(
         self, queries: Sequence[str], k: int = 5, where: dict[str, Any] | None = None
     ) -> list[list[Hit]]:
-        """``search`` for many queries: the dense ranker embeds them together, BM25
-        ranks the same documents, reciprocal rank fusion merges the two rankings, and
+        """``search`` for many queries: they are embedded together, the dense ranker
+        finds the nearest documents, BM25 ranks the same documents, the examples ranker
+        the nearest example requests; reciprocal rank fusion merges the rankings, and
         the best apps are kept if the pipeline says so. A hit's score is its last
-        stage's: fused when both rankers run, else cosine similarity or BM25."""
+        stage's: fused when two rankers or more run, else that ranker's own."""
         p, queries = self.pipeline, list(queries)
         depth = max(k, p.depth)
-        dense = self.dense(queries, depth, where) if p.dense else [[] for _ in queries]
-        lexical = self.lexical(queries, depth, where) if p.lexical else [[] for _ in queries]
+        none: list[list[Hit]] = [[] for _ in queries]
+        vectors = self._embed(queries) if queries and (p.dense or p.examples) else []
+        dense = self._nearest(vectors, depth, where) if p.dense else none
+        lexical = self.lexical(queries, depth, where) if p.lexical else none
+        by_examples = self._by_examples(vectors, depth, where) if p.examples else \
+            [[] for _ in queries]
+        docs = {h.api: h for hits in [*lexical, *dense] for h in hits}
+        only_examples = {a for apis in by_examples for a in apis} - set(docs)
+        docs |= self._documents(sorted(only_examples)) if only_examples else {}
+        # an example whose API the collection no longer holds (a build cut short) is skipped
+        by_examples = [[a for a in apis if a in docs] for apis in by_examples]
         out = []
-        for by_dense, by_words in zip(dense, lexical, strict=True):
-            docs = {h.api: h for h in [*by_words, *by_dense]}
-            if p.dense and p.lexical:
-                scores = reciprocal_rank_fusion(
-                    [[h.api for h in by_dense], [h.api for h in by_words]],
-                    [1.0, p.lexical_weight], p.rrf_k)
+        for by_dense, by_words, by_example in zip(dense, lexical, by_examples, strict=True):
+            used = [(r, w) for r, w, on in zip(
+                ([h.api for h in by_dense], [h.api for h in by_words], by_example),
+                (1.0, p.lexical_weight, p.examples_weight),
+                (p.dense, p.lexical, p.examples), strict=True) if on]
+            if len(used) > 1:
+                scores = reciprocal_rank_fusion([r for r, _ in used], [w for _, w in used],
+                                                p.rrf_k)
             else:
                 scores = {h.api: h.score for h in by_dense or by_words}
             if p.apps:
-                scores = keep_best_apps(scores, {a: h.metadata.get("app", "")
-                                                 for a, h in docs.items()}, p.apps)
+                scores = keep_best_apps(scores, {a: docs[a].metadata.get("app", "")
+                                                 for a in scores}, p.apps)
             out.append([Hit(api, round(scores[api], 6), docs[api].text, docs[api].metadata)
                         for api in rank(scores)[:k]])
         return out
@@ -159,9 +203,12 @@ class ToolIndex:
         """The embedding ranker alone: the ``k`` documents nearest each query (cosine).
         Queries go to chroma in batches, because chroma fetches the documents of all of
         a query's results in one SQL statement, whose number of variables SQLite limits."""
-        if not queries:
+        return self._nearest(self._embed(queries) if queries else [], k, where)
+
+    def _nearest(self, vectors: list[list[float]], k: int, where: dict[str, Any] | None
+                 ) -> list[list[Hit]]:
+        if not vectors:
             return []
-        vectors = self._embed(queries)
         n = max(1, k)              # chroma returns fewer when the collection holds fewer
         step = max(1, 8000 // n)
         hits: list[list[Hit]] = []
@@ -175,6 +222,28 @@ class ToolIndex:
                       for i, d, text, m in zip(ids, dists, texts, metas, strict=True)]
                      for ids, dists, texts, metas in rows]
         return hits
+
+    def _by_examples(self, vectors: list[list[float]], k: int, where: dict[str, Any] | None
+                     ) -> list[list[str]]:
+        """The examples ranker: for each query vector, the APIs of the ``k`` nearest
+        example requests, each ranked by its nearest one (an id is ``<api>#<n>``, so
+        chroma need read back nothing but distances)."""
+        if self.examples is None or not vectors:
+            return [[] for _ in vectors]
+        step = max(1, 8000 // max(1, k))
+        out: list[list[str]] = []
+        for start in range(0, len(vectors), step):
+            found = self.examples.query(query_embeddings=vectors[start:start + step],
+                                        n_results=max(1, k), where=where, include=[])
+            out += [list(dict.fromkeys(i.rpartition("#")[0] for i in ids))
+                    for ids in found["ids"]]
+        return out
+
+    def _documents(self, ids: Sequence[str]) -> dict[str, Hit]:
+        """The stored documents of ``ids`` (text and metadata), as unscored hits."""
+        got = self.collection.get(ids=list(ids), include=["documents", "metadatas"])
+        return {i: Hit(i, 0.0, text or "", _metadata(m)) for i, text, m in
+                zip(got["ids"], got["documents"] or [], got["metadatas"] or [], strict=True)}
 
     def lexical(
         self, queries: Sequence[str], k: int, where: dict[str, Any] | None = None
@@ -197,17 +266,23 @@ class ToolIndex:
 
     def _stored(self, include: list[str], where: dict[str, Any] | None = None
                 ) -> dict[str, list[Any]]:
-        """Everything the collection holds (``ids`` and the ``include`` fields), read
-        ``page_size`` documents at a time."""
-        out: dict[str, list[Any]] = {"ids": [], **{field: [] for field in include}}
-        while True:
-            got = self.collection.get(include=include, where=where,
-                                      limit=self.page_size, offset=len(out["ids"]))
-            out["ids"] += got["ids"]
-            for field in include:
-                out[field] += got[field] or [None] * len(got["ids"])
-            if len(got["ids"]) < self.page_size:
-                return out
+        """Everything the collection holds (``ids`` and the ``include`` fields)."""
+        return _read_all(self.collection, include, self.page_size, where)
+
+
+def _read_all(collection: Any, include: list[str], page_size: int,
+              where: dict[str, Any] | None = None) -> dict[str, list[Any]]:
+    """Everything ``collection`` holds (``ids`` and the ``include`` fields), read
+    ``page_size`` documents at a time."""
+    out: dict[str, list[Any]] = {"ids": [], **{field: [] for field in include}}
+    while True:
+        got = collection.get(include=include, where=where, limit=page_size,
+                             offset=len(out["ids"]))
+        out["ids"] += got["ids"]
+        for field in include:
+            out[field] += got[field] or [None] * len(got["ids"])
+        if len(got["ids"]) < page_size:
+            return out
 
 
 def _metadata(stored: Any) -> dict[str, str]:

@@ -3,7 +3,10 @@
     expansion  each document carries the requests a user would make for its API
     dense      the embedding index ranks documents by cosine similarity (chroma)
     lexical    BM25 ranks the same documents by their words (bm25s)
-    fusion     reciprocal rank fusion of the two: a document scores
+    examples   each example request is embedded on its own, and an API ranks by its
+               nearest one to the query (Re-Invoke, Tool2Vec: a request is closer to
+               another request than to a description)
+    fusion     reciprocal rank fusion of the rankings: a document scores
                sum over rankers of weight / (rrf_k + rank), rank counted from 1
     apps       app, then API: keep only the APIs of the ``apps`` best apps (an app
                scores as its best API), then rank inside them
@@ -25,7 +28,7 @@ from ._documents import PLAIN_TEMPLATE, TEMPLATE
 
 __all__ = ["STAGES", "Hit", "Pipeline", "keep_best_apps", "reciprocal_rank_fusion"]
 
-STAGES = ("expansion", "dense", "lexical", "apps")
+STAGES = ("expansion", "dense", "lexical", "examples", "apps")
 """The stages a user can switch off by name."""
 
 
@@ -47,10 +50,13 @@ class Pipeline:
     expansion: bool = True
     dense: bool = True
     lexical: bool = True
+    examples: bool = True
     apps: int = 2
     """Keep the APIs of this many best apps (0: rank all APIs flat)."""
     lexical_weight: float = 0.75
     """BM25's weight in the fusion; the dense ranking's is 1."""
+    examples_weight: float = 0.25
+    """The examples ranking's weight in the fusion."""
     rrf_k: int = 10
     depth: int = 100
     """How many documents each ranker hands the fusion."""
@@ -58,7 +64,7 @@ class Pipeline:
     def __post_init__(self) -> None:
         if not (self.dense or self.lexical):
             raise RetrieverError("a pipeline needs the dense or the lexical ranker (or both)")
-        if self.apps < 0 or self.depth < 1 or self.rrf_k < 0:
+        if self.apps < 0 or self.depth < 1 or self.rrf_k < 0 or self.examples_weight < 0:
             raise RetrieverError(f"bad pipeline settings: {self}")
 
     def without(self, *stages: str) -> Pipeline:
@@ -77,7 +83,7 @@ class Pipeline:
 
     @property
     def name(self) -> str:
-        """The stages that are on, e.g. ``expansion+dense+lexical+apps2``."""
+        """The stages that are on, e.g. ``expansion+dense+lexical+examples+apps2``."""
         return "+".join(f"{s}{self.apps}" if s == "apps" else s
                         for s in STAGES if getattr(self, s))
 

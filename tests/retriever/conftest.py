@@ -25,10 +25,12 @@ def write_jsonl(path: Path, rows: list[dict]) -> Path:
 
 @pytest.fixture
 def dataset(tmp_path: Path, catalog: Catalog) -> tuple[Path, Path]:
-    """The kinto APIs as a corpus, with three queries of one or two relevant ids each."""
+    """The kinto APIs as a corpus (with their example requests), with three queries of
+    one or two relevant ids each."""
     docs = tool_documents(Catalog([catalog.app("kinto")]))
     corpus = write_jsonl(tmp_path / "kinto-tools.jsonl", [
-        {"id": d.id, "text": d.text, "metadata": {"effect": d.metadata["effect"]}} for d in docs])
+        {"id": d.id, "text": d.text, "metadata": {"effect": d.metadata["effect"]},
+         "examples": list(d.examples)} for d in docs])
     queries = write_jsonl(tmp_path / "queries.jsonl", [
         {"query": "delete the bucket called trips", "relevant": ["kinto.delete_bucket"]},
         {"query": "list the records in my books collection",

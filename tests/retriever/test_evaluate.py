@@ -30,7 +30,7 @@ def test_evaluate_on_an_external_dataset_writes_json_and_a_plot(
 
     scores = json.loads(out.read_text())
     assert list(scores) == ["bm25", "all-MiniLM-L6-v2",
-                            "all-MiniLM-L6-v2 expansion+dense+lexical+apps2"]
+                            "all-MiniLM-L6-v2 expansion+dense+lexical+examples+apps2"]
     for metrics in scores.values():
         assert {f"ndcg@{k}" for k in range(1, 11)} <= set(metrics) and "mrr" in metrics
         assert 0 < metrics["ndcg@10"] <= 1 and metrics["comp@10"] <= metrics["recall@10"]
@@ -43,7 +43,8 @@ def test_evaluate_on_an_external_dataset_writes_json_and_a_plot(
     client = chromadb.PersistentClient(str(tmp_path / "chroma"),
                                        settings=Settings(anonymized_telemetry=False))
     names = {c.name for c in client.list_collections()}
-    assert names == {"data-kinto-tools-all-MiniLM-L6-v2"}
+    assert names == {"data-kinto-tools-all-MiniLM-L6-v2",
+                     "data-kinto-tools-all-MiniLM-L6-v2-examples"}   # the corpus's examples
 
 
 def test_bad_dataset_files_are_named_with_their_line(tmp_path: Path,
@@ -58,6 +59,9 @@ def test_bad_dataset_files_are_named_with_their_line(tmp_path: Path,
     with pytest.raises(RetrieverError, match=r"unknown.jsonl:1: relevant ids not in "
                        r"kinto-tools.jsonl: mail.send"):
         load_eval_set(unknown, corpus)
+    odd = write_jsonl(tmp_path / "odd.jsonl", [{"id": "a", "text": "t", "examples": "hi"}])
+    with pytest.raises(RetrieverError, match=r"odd.jsonl:1: \"examples\" must be a list"):
+        load_eval_set(queries, odd)
     no_text = write_jsonl(tmp_path / "c.jsonl", [{"id": "a"}])
     with pytest.raises(RetrieverError, match=r'c.jsonl:1: a corpus line needs a string "id" '
                        r'and a non-empty "text"'):

@@ -45,12 +45,12 @@ def test_apps_first_keeps_only_the_apis_of_the_best_apps() -> None:
 
 
 def test_stages_are_switched_off_by_name_and_a_bad_one_is_named() -> None:
-    assert Pipeline().name == "expansion+dense+lexical+apps2"
-    assert Pipeline().without("lexical", "expansion", "apps").name == "dense"
-    assert Pipeline(apps=3).without("expansion").name == "dense+lexical+apps3"
+    assert Pipeline().name == "expansion+dense+lexical+examples+apps2"
+    assert Pipeline().without("lexical", "expansion", "examples", "apps").name == "dense"
+    assert Pipeline(apps=3).without("expansion").name == "dense+lexical+examples+apps3"
     assert Pipeline(expansion=False).template == PLAIN_TEMPLATE
     with pytest.raises(RetrieverError, match="unknown stage 'rerank'; the stages are "
-                       "expansion, dense, lexical, apps"):
+                       "expansion, dense, lexical, examples, apps"):
         Pipeline().without("rerank")
     with pytest.raises(RetrieverError, match="needs the dense or the lexical ranker"):
         Pipeline().without("dense", "lexical")
@@ -71,24 +71,39 @@ def test_a_stage_switched_off_gives_the_other_rankers_own_ranking(
     flat = Pipeline(apps=0)               # one app here: the app-first stage changes nothing
     fused = ToolIndex(tmp_path / "chroma", pipeline=flat)
     fused.build(docs)
-    dense = ToolIndex(tmp_path / "chroma", pipeline=flat.without("lexical"))
-    lexical = ToolIndex(tmp_path / "chroma", pipeline=flat.without("dense"))
+    two = ToolIndex(tmp_path / "chroma", pipeline=flat.without("examples"))
+    dense = ToolIndex(tmp_path / "chroma", pipeline=flat.without("lexical", "examples"))
+    lexical = ToolIndex(tmp_path / "chroma", pipeline=flat.without("dense", "examples"))
     assert len(dense) == len(docs)                      # the same collection, built once
+    nearest = fused._embed([q for d in docs for q in d.examples])
     for query in queries:
         alone = [h.api for h in dense.dense([query], 5)[0]]
         assert [h.api for h in dense.search(query, 5)] == alone
         words = [h.api for h in BM25(docs).search_many([query], 5)[0]]
         assert [h.api for h in lexical.search(query, 5)] == words
-        both = fused.search(query, 5)
-        expected = rank(reciprocal_rank_fusion(
-            [[h.api for h in dense.dense([query], 100)[0]],
-             [h.api for h in BM25(docs).search_many([query], 100)[0]]],
-            [1.0, flat.lexical_weight], flat.rrf_k))
-        assert [h.api for h in both] == expected[:5]
-        assert both == sorted(both, key=lambda h: -h.score)
+        # the examples ranker: each API by its nearest example request
+        [q] = fused._embed([query])
+        sims = [sum(a * b for a, b in zip(q, e, strict=True)) for e in nearest]
+        owners = [d.id for d in docs for _ in d.examples]
+        best = {api: max(s for s, o in zip(sims, owners, strict=True) if o == api)
+                for api in set(owners)}
+        [by_examples] = fused._by_examples([q], 100, None)
+        assert by_examples == rank(best)[:len(by_examples)]
+        dense_100 = [h.api for h in dense.dense([query], 100)[0]]
+        bm25_100 = [h.api for h in BM25(docs).search_many([query], 100)[0]]
+        expected = rank(reciprocal_rank_fusion([dense_100, bm25_100, by_examples],
+                                               [1.0, flat.lexical_weight,
+                                                flat.examples_weight], flat.rrf_k))
+        three = fused.search(query, 5)
+        assert [h.api for h in three] == expected[:5]
+        assert three == sorted(three, key=lambda h: -h.score)
+        # examples off: the fusion of the other two, as before that stage existed
+        expected = rank(reciprocal_rank_fusion([dense_100, bm25_100],
+                                               [1.0, flat.lexical_weight], flat.rrf_k))
+        assert [h.api for h in two.search(query, 5)] == expected[:5]
     # a filter holds for both rankers
     writes = fused.search("get rid of the trips bucket", 5, where={"effect": "write"})
-    assert writes and all(h.metadata["effect"] == "write" for h in writes)
+    assert writes and all(h.metadata["effect"] == "write" and h.text for h in writes)
     # the documents are read back in pages (one read of a large collection is too many
     # SQL variables for chroma): pages of 7 give the same corpus and the same hits
     paged = ToolIndex(tmp_path / "chroma", pipeline=flat)
@@ -109,11 +124,21 @@ def test_example_requests_are_in_the_document_and_an_edited_one_re_embeds_its_ap
                    for q in first.queries)
 
     index = ToolIndex(tmp_path / "chroma")
-    assert index.build(tool_documents(kinto)).embedded == len(app.apis)
+    built = index.build(tool_documents(kinto))
+    assert built.embedded == len(app.apis)
+    assert built.examples == sum(len(a.queries) for a in app.apis) == index.examples.count()
     edited = first.model_copy(update={"queries": [*first.queries[:-1], "Is Kinto up at all?"]})
     catalog = Catalog([app.model_copy(update={"apis": [edited, *app.apis[1:]]})])
     again = index.build(tool_documents(catalog))
-    assert (again.embedded, again.unchanged) == (1, len(app.apis) - 1)
+    assert (again.embedded, again.unchanged, again.examples) == (1, len(app.apis) - 1, 1)
+    assert index.examples.get(ids=[f"{first.id}#{len(first.queries) - 1}"])["documents"] == \
+        ["Is Kinto up at all?"]
+    assert index.build(tool_documents(catalog)).examples == 0     # unchanged: nothing embedded
+    # a build cut short between the two collections: an example of an API that is gone
+    # from the documents is skipped, not served
+    index.collection.delete(ids=[first.id])
+    hits = index.search("Is Kinto up at all?", 5)
+    assert hits and first.id not in {h.api for h in hits}
 
     plain = ToolIndex(tmp_path / "chroma", pipeline=Pipeline(expansion=False))
     assert plain.collection.name == "tools-all-MiniLM-L6-v2-plain"   # apart from the other

@@ -119,7 +119,7 @@ def test_cli_trains_for_a_step_and_evaluates_it_beside_bm25_and_the_default(
                                  "--corpus", str(corpus), "--model", str(model_dir), "--json"])
     assert scored.exit_code == 0, scored.output
     scores = json.loads(scored.output[scored.output.index("{"):])
-    pipeline = "expansion+dense+lexical+apps2"
+    pipeline = "expansion+dense+lexical+examples+apps2"
     assert list(scores) == ["bm25", "all-MiniLM-L6-v2", f"all-MiniLM-L6-v2 {pipeline}",
                             f"all-MiniLM-L6-v2-toolbed {pipeline}"]
     assert all(0 < s["mrr"] <= 1 for s in scores.values())

@@ -78,7 +78,8 @@ def build_index(index: ToolIndex, tier: str | None = None) -> str:
     """Build ``index`` over the catalog (only what changed is embedded); what it did."""
     report = index.build(tool_documents(load_catalog(), tier, index.pipeline.template))
     return (f"{report.embedded} embedded, {report.unchanged} unchanged, "
-            f"{report.removed} removed")
+            f"{report.removed} removed" + (f"; {report.examples} example requests embedded"
+                                           if index.pipeline.examples else ""))
 
 
 def _split_set(suite: TaskSuite, split: str, tier: str | None = None) -> EvalSet:
