@@ -34,18 +34,20 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
+import httpx
 import vcr
 import yaml
 from vcr.record_mode import RecordMode
 from vcr.serializers import yamlserializer
 
+from toolbed.apis import App
 from toolbed.errors import CassetteError, CassetteNotFoundError, ToolbedError
 
 from ._redact import SECRET_HEADERS, Redactor
 from ._replay import Recording, replaying
 
-__all__ = ["Cassette", "Mode", "canonical_origin", "json_body", "made_when", "made_with",
-           "parse_mode", "read_cassette"]
+__all__ = ["Cassette", "Mode", "canonical_origin", "json_body", "made_as", "made_when",
+           "made_with", "parse_mode", "read_cassette"]
 
 CANONICAL_DOMAIN = "toolbed.test"  # RFC 2606: a .test name never resolves
 CLOCK_KEY = "toolbed_clock"
@@ -157,6 +159,15 @@ def made_when(data: Mapping[str, Any]) -> int | None:
     seconds since the epoch; None for one recorded before toolbed kept it."""
     clock = data.get(CLOCK_KEY)
     return clock if isinstance(clock, int) and not isinstance(clock, bool) else None
+
+
+def made_as(app: App, response: httpx.Response | None = None) -> str:
+    """What a recording notes an app was: the version toolbed pinned for an app it
+    installs, or the ``Server`` header of a hosted service's ``response``."""
+    if app.local:
+        return f"version {app.version}" if app.version else "version unpinned"
+    server = response.headers.get("server") if response is not None else None
+    return f"server {server or 'unnamed'}"
 
 
 def made_with(data: Mapping[str, Any]) -> dict[str, str]:

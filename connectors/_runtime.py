@@ -33,7 +33,7 @@ from toolbed.errors import (
 )
 
 from ._auth import auth_for
-from ._cassette import Cassette, Mode, canonical_origin, parse_mode
+from ._cassette import Cassette, Mode, canonical_origin, made_as, parse_mode
 from ._clock import running_at
 from ._observation import CallError, Observation, observe_response
 from ._redact import Redactor
@@ -218,11 +218,8 @@ class Runtime:
         if self.cassette is None or self.mode is not Mode.RECORD:
             return
         app = self.catalog.app_of(api)
-        if app.local:
-            made = f"version {app.version}" if app.version else "version unpinned"
-        else:
-            made = f"server {response.headers.get('server') or 'unnamed'}"
-        self.cassette.made_with.setdefault(app.app, self.redactor.text(made))
+        self.cassette.made_with.setdefault(app.app,
+                                           self.redactor.text(made_as(app, response)))
 
     def observe(self, api_id: str, args: Mapping[str, Any] | None = None) -> Observation:
         """``call``, with the agent's mistakes returned as an error observation."""

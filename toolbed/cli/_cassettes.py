@@ -12,20 +12,18 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 from rich.progress import Progress
 
-from toolbed.connectors import RunningApp, made_when, made_with, read_cassette
+from toolbed.connectors import RunningApp, made_as, made_when, made_with, read_cassette
 from toolbed.errors import ToolbedError
 from toolbed.tasks import TASK_CASSETTES, Task, TaskSuite, task_cassette
 
 from ._output import JsonOpt, console, print_json, table
-from ._tasks import AppsOpt, TasksOpt, TierOpt, _select
+from ._tasks import AppsOpt, CassettesOpt, TasksOpt, TierOpt, _select
 
 if TYPE_CHECKING:
     from toolbed.harness import TaskDrift
 
 __all__ = ["app", "drift", "list_"]
 
-CassettesOpt = Annotated[Path, typer.Option(
-    help="Folder of the tasks' cassettes (<app>/<task id>.yaml).")]
 SinceOpt = Annotated[datetime | None, typer.Option(
     formats=["%Y-%m-%d"], help="Only cassettes recorded on or after this day (YYYY-MM-DD); "
     "one recorded before toolbed kept the date is older than any.")]
@@ -71,8 +69,8 @@ def list_(
     rows = []
     for task, data in recorded:
         when, made = made_when(data), made_with(data)
-        moved = sorted(a for a, v in made.items() if catalog.app(a).local
-                       and v != f"version {catalog.app(a).version}")
+        moved = sorted(a for a, v in made.items() if a in catalog.apps
+                       and catalog.app(a).local and v != made_as(catalog.app(a)))
         rows.append({
             "task": task.id, "cassette": str(task_cassette(task, cassettes)),
             "recorded": datetime.fromtimestamp(when, UTC).isoformat() if when else None,
