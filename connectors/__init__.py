@@ -30,7 +30,15 @@ if TYPE_CHECKING:
         read_cassette,
     )
     from ._check import FAKE_SECRET, Health, built_request, check_live, request_mismatches
-    from ._drift import Change, Drift, api_of, body_shape, compare, exchange_key
+    from ._drift import (
+        Change,
+        Drift,
+        api_of,
+        body_shape,
+        compare,
+        exchange_key,
+        request_pattern,
+    )
     from ._exercise import StepResult, run_exercise, run_steps
     from ._observation import CallError, Observation
     from ._redact import Redactor
@@ -89,6 +97,7 @@ __all__ = [
     "damaged_records",
     "evaluate",
     "exchange_key",
+    "request_pattern",
     "forget_running",
     "json_body",
     "langchain_tool",

@@ -16,13 +16,14 @@ import re
 from dataclasses import dataclass
 from enum import IntEnum
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import parse_qsl, unquote, urlsplit
 
 from toolbed.apis import Catalog
 
 from ._cassette import canonical_origin
 
-__all__ = ["Change", "Drift", "api_of", "body_shape", "compare", "exchange_key"]
+__all__ = ["Change", "Drift", "api_of", "body_shape", "compare", "exchange_key",
+           "request_pattern"]
 
 
 class Change(IntEnum):
@@ -61,6 +62,19 @@ def exchange_key(request: dict[str, Any]) -> tuple[str, str, str]:
     with contextlib.suppress(ValueError):
         body = json.dumps(json.loads(body), sort_keys=True)
     return str(request.get("method")), str(request.get("uri")), body
+
+
+def request_pattern(request: dict[str, Any]) -> tuple[str, str]:
+    """What pairs a recorded request with its fresh twin when ids differ: method and
+    URI with each path segment or query value that is an id (``_ID_KEY``: a number, a
+    UUID, a Matrix id, a long token) taken as any id. Two reads of one API that differ
+    only in such ids are the same question asked of another start of the app."""
+    parts = urlsplit(str(request.get("uri")))
+    path = "/".join("{id}" if _ID_KEY.match(unquote(seg)) else seg
+                    for seg in parts.path.split("/"))
+    query = "&".join(f"{k}={'{id}' if _ID_KEY.match(v) else v}"
+                     for k, v in parse_qsl(parts.query, keep_blank_values=True))
+    return str(request.get("method")), f"{path}?{query}"
 
 
 def compare(recorded: dict[str, Any] | None, fresh: dict[str, Any] | None) -> Drift:
@@ -132,6 +146,8 @@ def _merge(a: Any, b: Any) -> Any:
     lacks becomes optional), anything else that differs becomes a set of options."""
     if a is None or a == b:
         return b
+    if b is None:                   # an empty array's items: any, so the other's shape
+        return a
     if _is(a, "object") and _is(b, "object"):
         left, right = a["object"], b["object"]
         keys = sorted(set(left) | set(right))

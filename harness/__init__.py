@@ -26,7 +26,7 @@ from ._dialogues import (
     run_agent_dialogue,
     run_simulated_dialogue,
 )
-from ._drift import VERDICTS, TaskDrift, drift_report, drift_task
+from ._drift import ALARMS, VERDICTS, TaskDrift, check_drift, drift_html, drift_report, drift_task
 from ._evaluation import Evaluation, default_run_dir, start_missing, stop_started
 from ._oracle import (
     DialogueRun,
@@ -104,8 +104,11 @@ if TYPE_CHECKING:
 __getattr__, __dir__ = _attach(__name__, __file__)
 
 __all__ = [
+    "ALARMS",
     "VERDICTS",
     "TaskDrift",
+    "check_drift",
+    "drift_html",
     "drift_report",
     "drift_task",
     "FIND_TOOLS",

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from toolbed.apis import Catalog
-from toolbed.connectors import Change, api_of, compare
+from toolbed.connectors import Change, api_of, compare, request_pattern
 
 
 def answer(body: Any, status: int = 200, kind: str = "application/json") -> dict[str, Any]:
@@ -62,3 +62,28 @@ def test_an_object_keyed_by_ids_is_compared_by_its_values_not_its_ids() -> None:
     renamed = {"0b1c2d3e-4f50-4617-8283-94a5b6c7d8e9": {"link": "https://b.example",
                                                          "paused": True}}
     assert compare(answer(before), answer(renamed)).change is Change.SHAPE
+
+
+def test_an_empty_array_beside_a_full_one_takes_any_items() -> None:
+    # one item's tags are strings, a later one's are empty: the shape of tags' items is
+    # still the strings', and a fresh answer whose tags are all empty is no change
+    recorded = {"items": [{"tags": ["a"]}, {"tags": []}], "pages": [[1], []]}
+    assert compare(answer(recorded), answer(recorded)).change is Change.UNCHANGED
+    empty = {"items": [{"tags": []}], "pages": [[]]}
+    assert compare(answer(recorded), answer(empty)).change is Change.VALUES
+    assert compare(answer(empty), answer(recorded)).change is Change.VALUES
+    typed = {"items": [{"tags": [1]}], "pages": [[1]]}
+    assert compare(answer(recorded), answer(typed)).change is Change.SHAPE
+
+
+def test_a_request_pattern_takes_any_id_for_an_id() -> None:
+    room = "http://synapse.toolbed.test/_matrix/client/v3/rooms/%21naXS-GVYKw7bfT3lWUYFtWrHvnKh9f4_n10S9qVOIVU/state/m.room.topic"
+    again = room.replace("naXS-GVYKw7bfT3lWUYFtWrHvnKh9f4_n10S9qVOIVU", "P4GSyOB6hrDxXSttcwAX2nAc")
+    assert request_pattern({"method": "GET", "uri": room}) == \
+        ("GET", "/_matrix/client/v3/rooms/{id}/state/m.room.topic?")
+    assert request_pattern({"method": "GET", "uri": room}) == \
+        request_pattern({"method": "GET", "uri": again})
+    assert request_pattern({"method": "GET", "uri": "http://a.test/items?page=2&sort=name"}) \
+        == ("GET", "/items?page={id}&sort=name")
+    assert request_pattern({"method": "GET", "uri": room.replace("m.room.topic", "m.room.name")}) \
+        != request_pattern({"method": "GET", "uri": room})

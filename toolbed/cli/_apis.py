@@ -22,9 +22,11 @@ from toolbed.apis import (
     spec_file,
     to_yaml,
 )
-from toolbed.connectors import Runtime, check_live, request_mismatches
+from toolbed.connectors import request_mismatches
 from toolbed.errors import ToolbedError
+from toolbed.tasks import TASK_CASSETTES, load_tasks, task_cassette
 
+from ._cassettes import HtmlOpt, OutOpt, show_drift
 from ._output import JsonOpt, console, print_json, table
 
 app = typer.Typer(help="Browse the catalog of app APIs.", no_args_is_help=True,
@@ -117,35 +119,49 @@ def check(
     live: Annotated[
         bool, typer.Option("--live", help="Call every read API once (needs network).")
     ] = False,
+    against: Annotated[Path, typer.Option(
+        help="With --live: compare each answer with this API's answers in these task "
+        "cassettes (a drift report).")] = TASK_CASSETTES,
+    out: OutOpt = None, html: HtmlOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Check entries: offline, each example builds its documented request; --live, each
-    read API answers its example (ok / auth needed / gone / error)."""
+    read API answers its example (ok / auth needed / gone / error), and the answers are
+    compared with the same APIs' recorded answers, as `cassettes drift` compares
+    (--out, --html: the drift report; exit 1 when a shape changed, an API is gone or
+    its auth changed)."""
     catalog = load_catalog()
     if app_:
         catalog.app(app_)
     apis = catalog.filter(app=app_, tier=tier)
     if live:
-        with Runtime(catalog) as runtime:
-            health = check_live(runtime, apis)
-        rows = [h.model_dump() for h in health]
-        bad = [h for h in health if h.verdict != "ok"]
-    else:
-        rows = [
-            {"api": api.id, "example": i, "mismatches": request_mismatches(catalog, api, ex)}
-            for api in apis for i, ex in enumerate(api.examples)
-        ]
-        bad = [r for r in rows if r["mismatches"]]
+        from toolbed.harness import check_drift, drift_report
+
+        names = {api.app for api in apis}
+        recordings = [task_cassette(t, against) for t in load_tasks(catalog=catalog)
+                      if names & set(t.apps) and task_cassette(t, against).is_file()]
+        health, drifts = check_drift(catalog, apis, recordings)
+        if not as_json:
+            table(f"{len(health)} read APIs called", ["api", "verdict", "status", "detail"],
+                  [[h.api, h.verdict, h.status, h.detail] for h in health])
+        report = drift_report([], drifts)
+        report["health"] = [h.model_dump() for h in health]
+        show_drift(report, out, html, as_json,
+                   f"Live check of {len(health)} read APIs against {len(recordings)} "
+                   "recorded tasks")
+        return
+    rows = [
+        {"api": api.id, "example": i, "mismatches": request_mismatches(catalog, api, ex)}
+        for api in apis for i, ex in enumerate(api.examples)
+    ]
+    bad = [r for r in rows if r["mismatches"]]
     if as_json:
         print_json(rows)
-    elif live:
-        table(f"{len(rows)} read APIs called", ["api", "verdict", "status", "detail"],
-              [[r["api"], r["verdict"], r["status"], r["detail"]] for r in rows])
     else:
         table(f"{len(rows)} examples, {len(bad)} not as documented",
               ["api", "example", "mismatches"],
               [[r["api"], r["example"], "; ".join(r["mismatches"])] for r in bad])
-    if bad and not live:
+    if bad:
         raise typer.Exit(1)
 
 

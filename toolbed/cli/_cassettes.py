@@ -22,11 +22,16 @@ from ._tasks import AppsOpt, CassettesOpt, TasksOpt, TierOpt, _select
 if TYPE_CHECKING:
     from toolbed.harness import TaskDrift
 
-__all__ = ["app", "drift", "list_"]
+__all__ = ["HtmlOpt", "OutOpt", "app", "drift", "list_", "show_drift"]
 
 SinceOpt = Annotated[datetime | None, typer.Option(
     formats=["%Y-%m-%d"], help="Only cassettes recorded on or after this day (YYYY-MM-DD); "
     "one recorded before toolbed kept the date is older than any.")]
+
+OutOpt = Annotated[Path | None, typer.Option(
+    "--out", help="Write the drift report as JSON here.")]
+HtmlOpt = Annotated[Path | None, typer.Option(
+    "--html", help="Write the drift report as a page here (like a run's report.html).")]
 
 app = typer.Typer(help="Recorded cassettes: check them against the apps as they are now.",
                   no_args_is_help=True, add_completion=False)
@@ -103,8 +108,7 @@ def drift(
         "--update", help="Record again the cassettes of the tasks that pass live, and "
         "mark the broken ones `stale: <reason>` in their task files (runs skip them).")
                       ] = False,
-    out: Annotated[Path | None, typer.Option(help="Write the report as JSON here.")] = None,
-    json_: JsonOpt = False,
+    out: OutOpt = None, html: HtmlOpt = None, json_: JsonOpt = False,
 ) -> None:
     """Run each task's gold chain live and compare every answer with its recording:
     per API unchanged, values changed, shape changed, auth changed or gone; per task
@@ -143,9 +147,22 @@ def drift(
     report = drift_report(results)
     if update:
         _mark_stale(suite, {r.task: r for r in results})
+    show_drift(report, out, html, json_, f"Drift of {len(chosen)} recorded tasks")
+
+
+def show_drift(report: dict[str, Any], out: Path | None, html: Path | None, json_: bool,
+               title: str) -> None:
+    """Write a drift report where asked (JSON, the page), print it, and exit 1 when an
+    API changed in a way that breaks readers or a task broke: what a scheduled job
+    alerts on. Shared by `cassettes drift` and `apis check --live`."""
+    from toolbed.harness import ALARMS, drift_html
+
+    report = {"made": datetime.now(UTC).isoformat(timespec="seconds"), **report}
     if out is not None:
         out.write_text(json.dumps(report, indent=2, ensure_ascii=False) + "\n",
                        encoding="utf-8")
+    if html is not None:
+        html.write_text(drift_html(report, title), encoding="utf-8")
     if json_:
         print_json(report)
     else:
@@ -153,11 +170,13 @@ def drift(
         table(f"APIs: {report['summary']['apis']}", ["api", "change", "requests", "first"],
               [[k, v["change"], v["requests"], v["detail"]] for k, v in changed.items()])
         odd = {k: v for k, v in report["tasks"].items() if v["verdict"] != "still valid"}
-        table(f"tasks: {report['summary']['tasks']}", ["task", "verdict", "detail"],
-              [[k, v["verdict"], v["detail"]] for k, v in odd.items()])
-    worst = report["summary"]
-    if worst["apis"]["shape changed"] or worst["apis"]["gone"] or worst["apis"]["auth changed"] \
-            or worst["tasks"]["broken"]:
+        if report["tasks"]:
+            table(f"tasks: {report['summary']['tasks']}", ["task", "verdict", "detail"],
+                  [[k, v["verdict"], v["detail"]] for k, v in odd.items()])
+        if html is not None:
+            console.print(f"the page: {html} (open it in a browser)", markup=False)
+    summary = report["summary"]
+    if any(summary["apis"][a] for a in ALARMS) or summary["tasks"]["broken"]:
         raise typer.Exit(1)
 
 
