@@ -71,13 +71,15 @@ def drift_task(
     catalog: Catalog, task: Task, cassette: Path, apps: dict[str, RunningApp] | None = None,
     allow_writes: bool = False, restart: Callable[[RunningApp], RunningApp] | None = None,
     update: bool = False, transport: httpx.BaseTransport | None = None,
+    data: dict[str, Any] | None = None,
 ) -> TaskDrift:
     """Run ``task``'s gold chain live, recorded aside, and compare with ``cassette``;
     with ``update``, a chain that passes live replaces ``cassette`` with its recording.
-    ``transport``: what the live calls go through (httpx's default: the network)."""
+    ``transport``: what the live calls go through (httpx's default: the network);
+    ``data``: the cassette as already read (``read_cassette``), to spare a second read."""
     if not allow_writes and any(catalog.api(s.api).effect == "write" for s in task.chain):
         return TaskDrift(task.id, "skipped", "its chain writes (--allow-writes runs it)")
-    recorded = read_cassette(cassette)["interactions"]
+    recorded = (data or read_cassette(cassette))["interactions"]
     with Runtime(catalog, mode=Mode.REPLAY, cassette=cassette) as replay:
         before = run_oracle(replay, task, restart=restart)
     with tempfile.TemporaryDirectory(prefix="toolbed-drift-") as folder:

@@ -48,6 +48,7 @@ if TYPE_CHECKING:
     )
     from ._task import (
         CATEGORIES,
+        LANGS,
         Answer,
         FixedAnswer,
         Match,
@@ -64,6 +65,7 @@ __all__ = [
     "Answer",
     "CATEGORIES",
     "CheckedCalls",
+    "LANGS",
     "DIALOGUES_DIR",
     "DIALOGUE_CASSETTES",
     "Dialogue",

@@ -4,18 +4,20 @@ Each task's split follows from a hash of its id (about 60 / 15 / 25 %). A quarte
 the APIs that only one task uses (chosen by a hash of the API id) are held out: their
 tasks go to test, so test holds queries whose APIs the training split never shows,
 which is what a retriever and an agent meet in the wild (ToolBench's unseen tools).
-Adding a task never moves another one, except through the held-out rule.
+Adding a task never moves another one, except through the held-out rule, which counts
+uses within a language: Chinese tasks never move English ones.
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
 from collections import Counter
 from collections.abc import Sequence
 
 from ._task import Task
 
-__all__ = ["HELD_OUT", "SHARES", "assign_splits"]
+__all__ = ["HELD_OUT", "SHARES", "assign_splits", "same_request"]
 
 SHARES = {"train": 0.60, "dev": 0.15, "test": 0.25}
 HELD_OUT = 0.25
@@ -27,12 +29,30 @@ def _unit(task_id: str) -> float:
     return int.from_bytes(digest[:8], "big") / 2**64
 
 
+def same_request(task: Task) -> str:
+    """What a task asks of the apps, whatever its language: its calls, each with the
+    arguments it gives and binds, and its answer type. A task asked in Chinese with the
+    same request as an English one is that task translated."""
+    return json.dumps([task.type, *([s.api, s.args, sorted(s.bind)] for s in task.chain)],
+                      sort_keys=True, ensure_ascii=False, default=str)
+
+
 def assign_splits(tasks: Sequence[Task]) -> dict[str, str]:
-    """The split of each task id."""
-    uses = Counter(api for t in tasks for api in {s.api for s in t.chain})
-    splits = {}
-    for task in tasks:
-        if any(uses[s.api] == 1 and _unit(s.api) < HELD_OUT for s in task.chain):
+    """The split of each task id. A task in another language than English whose request
+    is an English task's (``same_request``) takes that task's split, so a translation
+    never lands in another split than its original."""
+    uses = Counter((t.lang, api) for t in tasks for api in {s.api for s in t.chain})
+    english: dict[str, str] = {}
+    for task in sorted(tasks, key=lambda t: t.id):
+        if task.lang == "en":
+            english.setdefault(same_request(task), task.id)
+    splits: dict[str, str] = {}
+    for task in sorted(tasks, key=lambda t: t.lang != "en"):     # English first
+        original = english.get(same_request(task)) if task.lang != "en" else None
+        if original is not None:
+            splits[task.id] = splits[original]
+            continue
+        if any(uses[task.lang, s.api] == 1 and _unit(s.api) < HELD_OUT for s in task.chain):
             splits[task.id] = "test"
             continue
         u = _unit(task.id)

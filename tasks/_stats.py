@@ -13,7 +13,8 @@ from ._task import Task
 
 __all__ = ["GROUPINGS", "api_coverage", "dialogue_stats", "task_stats", "task_table"]
 
-GROUPINGS = ("app", "domain", "scenario", "granularity", "type", "category", "split", "calls")
+GROUPINGS = ("app", "domain", "scenario", "granularity", "type", "category", "split", "lang",
+             "calls")
 """The groupings of ``task_stats``; a task that spans apps counts once under each."""
 
 
@@ -29,6 +30,7 @@ def task_stats(tasks: Iterable[Task], catalog: Catalog) -> dict[str, Any]:
         counts["type"][task.type] += 1
         counts["category"][task.category] += 1
         counts["split"][task.split] += 1
+        counts["lang"][task.lang] += 1
         counts["calls"][str(len(task.chain))] += 1
     out: dict[str, Any] = {"total": len(tasks)}
     for grouping, counter in counts.items():

@@ -19,7 +19,7 @@ from toolbed.apis import Catalog, Step, load_catalog
 from toolbed.connectors import validate_args
 from toolbed.errors import ArgumentError, TaskError, UnknownApiError
 
-from ._task import Answer, Task
+from ._task import LANGS, Answer, Task
 
 __all__ = [
     "TASKS_DIR", "TASK_CASSETTES", "CheckedCalls", "TaskSuite", "check_calls", "check_flags",
@@ -78,9 +78,13 @@ class TaskSuite:
 
     def filter(
         self, apps: Iterable[str] = (), types: Iterable[str] = (), splits: Iterable[str] = (),
-        ids: Iterable[str] = (), tier: str | None = None,
+        ids: Iterable[str] = (), tier: str | None = None, lang: str | None = None,
     ) -> list[Task]:
-        """Tasks that touch any of ``apps`` and have one of ``types``/``splits``/``ids``."""
+        """Tasks that touch any of ``apps`` and have one of ``types``/``splits``/``ids``,
+        of ``tier`` and asked in ``lang`` (None or ``all``: any language)."""
+        if lang not in (None, "all", *LANGS):
+            raise TaskError(f"no language {lang!r}: tasks are asked in "
+                            f"{', '.join(LANGS)} (or pick all)")
         apps, types, splits, ids = set(apps), set(types), set(splits), set(ids)
         for wanted in ids - set(self.tasks):
             self.task(wanted)
@@ -89,6 +93,7 @@ class TaskSuite:
             if (not apps or apps & set(t.apps)) and (not types or t.type in types)
             and (not splits or t.split in splits) and (not ids or t.id in ids)
             and (tier is None or self.tier(t) == tier)
+            and (lang in (None, "all") or t.lang == lang)
         ]
 
 

@@ -35,6 +35,7 @@ FACT = re.compile(r"\{(\d+)\}")
 
 __all__ = [
     "CATEGORIES",
+    "LANGS",
     "Answer",
     "FixedAnswer",
     "Match",
@@ -44,6 +45,9 @@ __all__ = [
     "StateCheck",
     "Task",
 ]
+
+LANGS = ("en", "zh")
+"""The languages a task may be asked in (``lang``)."""
 
 CATEGORIES = (
     "text generation", "data understanding", "real-time search", "application manipulation",
@@ -177,6 +181,9 @@ class Task(_Model):
     category: Literal[CATEGORIES] = Field(  # type: ignore[valid-type]
         description="ToolEyes' scenario label")
     split: Literal["train", "dev", "test"]
+    lang: Literal["en", "zh"] = Field(
+        "en", description="The language the user asks in (CToolEval's tasks are Chinese); "
+        "the catalog, the apps and the gold chain are the same whatever the language")
     irreversible: bool = Field(
         False, description="The chain makes a write that has no undo (on objects it "
         "created itself, so the app still ends as it began)")

@@ -249,7 +249,7 @@ def test_validate_stats_and_split_from_the_command_line(
     assert counts["calls"] == {"1": 2, "2": 1}
     assert counts["granularity"] == {"S-M": 1, "S-S": 2}
     assert set(counts) == {"total", "app", "domain", "scenario", "granularity", "type",
-                           "category", "split", "calls", "dialogues"}
+                           "category", "split", "lang", "calls", "dialogues"}
     assert counts["dialogues"]["total"] == 0        # a task file of one's own: no dialogues
     shipped = json.loads(runner.invoke(cli, ["tasks", "stats", "--app", "kinto",
                                              "--json"]).output)["dialogues"]

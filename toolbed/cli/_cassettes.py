@@ -138,9 +138,9 @@ def drift(
         results = []
         with Progress(console=console, transient=True) as progress:
             bar = progress.add_task(f"drift of {len(chosen)} tasks", total=len(chosen))
-            for task in chosen:
+            for task, data in recorded:
                 results.append(drift_task(catalog, task, task_cassette(task, cassettes),
-                                          apps, allow_writes, restart, update))
+                                          apps, allow_writes, restart, update, data=data))
                 progress.advance(bar)
     finally:
         stop_started(apps)

@@ -49,7 +49,16 @@ from toolbed.retriever import model_name
 from toolbed.tasks import Dialogue, DialogueSuite, Task, load_dialogues
 
 from ._output import JsonOpt, console, print_json, table
-from ._tasks import AppsOpt, SplitOpt, TasksOpt, TierOpt, TypesOpt, _not_stale, _select
+from ._tasks import (
+    AppsOpt,
+    LangOpt,
+    SplitOpt,
+    TasksOpt,
+    TierOpt,
+    TypesOpt,
+    _not_stale,
+    _select,
+)
 
 
 def _tool_index(retriever_model: str | None, off: list[str] | None) -> Any:
@@ -117,7 +126,7 @@ def eval_(
         "the self-hosted apps they belong to), all (the whole catalog), apps (the task's "
         "own apps only).")] = "tier",
     split: SplitOpt = None, app_: AppsOpt = None, type_: TypesOpt = None,
-    tier: TierOpt = "selfhosted", tasks: TasksOpt = None,
+    tier: TierOpt = "selfhosted", tasks: TasksOpt = None, lang: LangOpt = None,
     limit: Annotated[int | None, typer.Option(help="At most this many tasks.")] = None,
     sample: Annotated[int | None, typer.Option(
         help="A seeded random sample of this many tasks, spread over the suite.")] = None,
@@ -190,7 +199,7 @@ def eval_(
         tools = None if tools == "gold" else tools
     judge_fn = llm_judge(_judge_model(judge, judge_base_url, judge_api_key_env)) \
         if judge else None
-    suite, chosen = _select(tasks, app_, type_, split or ["test"], None, tier)
+    suite, chosen = _select(tasks, app_, type_, split or ["test"], None, tier, lang)
     if sample and sample < len(chosen):
         picked = set(random.Random(0).sample(range(len(chosen)), sample))
         chosen = [t for i, t in enumerate(chosen) if i in picked]

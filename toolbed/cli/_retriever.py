@@ -34,6 +34,7 @@ from toolbed.retriever import (
 from toolbed.tasks import TaskSuite, load_tasks
 
 from ._output import JsonOpt, console, print_json, table
+from ._tasks import LangOpt
 
 app = typer.Typer(help="Index the catalog's APIs in chroma, search them, train and measure "
                   "the retriever.", no_args_is_help=True, add_completion=False)
@@ -82,13 +83,15 @@ def build_index(index: ToolIndex, tier: str | None = None) -> str:
                                            if index.pipeline.examples else ""))
 
 
-def _split_set(suite: TaskSuite, split: str, tier: str | None = None) -> EvalSet:
-    """A split of the task suite as an evaluation set: queries, gold APIs, and the
-    catalog (or one tier of it, with that tier's tasks) as corpus."""
-    tasks = [t for t in suite.filter(splits=[split])
-             if tier is None or suite.catalog.app(t.apps[0]).tier == tier]
+def _split_set(suite: TaskSuite, split: str, tier: str | None = None,
+               lang: str | None = None) -> EvalSet:
+    """A split of the task suite as an evaluation set: queries (those asked in ``lang``),
+    gold APIs, and the catalog (or one tier of it, with that tier's tasks) as corpus."""
+    tasks = suite.filter(splits=[split], tier=tier, lang=lang)
     if not tasks:
-        raise typer.BadParameter(f"no task is in split {split!r}; splits are train, dev, test")
+        raise typer.BadParameter(f"no task is in split {split!r}" + (
+            f" asked in {lang}" if lang not in (None, "all") else "")
+            + "; splits are train, dev, test")
     return EvalSet(split, [t.query for t in tasks], [{s.api for s in t.chain} for t in tasks],
                    tool_documents(suite.catalog, tier),
                    tool_documents(suite.catalog, tier, Pipeline(expansion=False).template))
@@ -180,6 +183,7 @@ def evaluate_(
     ablation: Annotated[bool, typer.Option(
         help="Also score the last model's pipeline with each stage switched off.")] = False,
     off: OffOpt = None, apps_first: AppsFirstOpt = None, tier: TierOpt = None,
+    lang: LangOpt = None,
     queries: Annotated[Path | None, typer.Option(
         help="Your own queries (JSON Lines: query, relevant ids) instead of a split.")] = None,
     corpus: Annotated[Path | None, typer.Option(
@@ -199,7 +203,8 @@ def evaluate_(
         data, collection = load_eval_set(queries, corpus), "data-" + corpus.stem
     else:
         # a tier's corpus gets collections of its own: the catalog's stay whole
-        data, collection = _split_set(load_tasks(), split, tier), f"tools-{tier or ''}".strip("-")
+        data = _split_set(load_tasks(), split, tier, lang)
+        collection = f"tools-{tier or ''}".strip("-")
     pipeline = chosen_pipeline(off, apps_first)
     variants = baselines()
     for name in [None, *(model or [])]:

@@ -46,15 +46,17 @@ IdsOpt = Annotated[list[str] | None, typer.Option("--id", help="Only this task i
 TierOpt = Annotated[str | None, typer.Option("--tier", help="selfhosted, hosted or mcp.")]
 TasksOpt = Annotated[Path | None, typer.Option(
     "--tasks", help="A task file or folder (default: the shipped suite).")]
+LangOpt = Annotated[str | None, typer.Option(
+    "--lang", help="Only tasks asked in this language: en, zh (default: all).")]
 CassettesOpt = Annotated[Path, typer.Option(
     "--cassettes", help="Folder of the tasks' cassettes (<app>/<task id>.yaml).")]
 
 
 def _select(tasks: Path | None, apps: list[str] | None, types: list[str] | None,
             splits: list[str] | None, ids: list[str] | None,
-            tier: str | None) -> tuple[TaskSuite, list[Task]]:
+            tier: str | None, lang: str | None = None) -> tuple[TaskSuite, list[Task]]:
     suite = load_tasks(tasks) if tasks else load_tasks()
-    return suite, suite.filter(apps or (), types or (), splits or (), ids or (), tier)
+    return suite, suite.filter(apps or (), types or (), splits or (), ids or (), tier, lang)
 
 
 def _not_stale(chosen: list[Task]) -> list[Task]:
@@ -68,9 +70,10 @@ def _not_stale(chosen: list[Task]) -> list[Task]:
 
 @app.command("list")
 def list_(app_: AppsOpt = None, type_: TypesOpt = None, split: SplitOpt = None,
-          tier: TierOpt = None, tasks: TasksOpt = None, json_: JsonOpt = False) -> None:
+          tier: TierOpt = None, tasks: TasksOpt = None, lang: LangOpt = None,
+          json_: JsonOpt = False) -> None:
     """List tasks: id, apps, scenario, answer type, split and query."""
-    _, chosen = _select(tasks, app_, type_, split, None, tier)
+    _, chosen = _select(tasks, app_, type_, split, None, tier, lang)
     if json_:
         print_json([t.model_dump(mode="json") for t in chosen])
         return
@@ -113,7 +116,7 @@ def validate(
     )] = False,
     app_: AppsOpt = None, type_: TypesOpt = None, split: SplitOpt = None, id_: IdsOpt = None,
     tier: TierOpt = None, tasks: TasksOpt = None, cassettes: CassettesOpt = TASK_CASSETTES,
-    json_: JsonOpt = False,
+    lang: LangOpt = None, json_: JsonOpt = False,
 ) -> None:
     """Check tasks: against the catalog (always), then by the oracle live or from cassettes.
 
@@ -122,7 +125,7 @@ def validate(
     """
     if live and replay:
         raise typer.BadParameter("choose --live or --replay, not both")
-    suite, chosen = _select(tasks, app_, type_, split, id_, tier)
+    suite, chosen = _select(tasks, app_, type_, split, id_, tier, lang)
     if live or replay:
         chosen = _not_stale(chosen)
     if not (live or replay):
@@ -150,7 +153,7 @@ def record(
     )] = False,
     app_: AppsOpt = None, type_: TypesOpt = None, split: SplitOpt = None, id_: IdsOpt = None,
     tier: TierOpt = None, tasks: TasksOpt = None, cassettes: CassettesOpt = TASK_CASSETTES,
-    json_: JsonOpt = False,
+    lang: LangOpt = None, json_: JsonOpt = False,
 ) -> None:
     """Run the oracle live on each task and record it into cassettes/tasks/<app>/<id>.yaml.
 
@@ -159,7 +162,7 @@ def record(
     A task not yet verified (`verified: false`, the hosted tier) that passes is marked
     verified in its file, and a stale one that passes loses its `stale:` mark.
     """
-    suite, chosen = _select(tasks, app_, type_, split, id_, tier)
+    suite, chosen = _select(tasks, app_, type_, split, id_, tier, lang)
     unverified = [t for t in chosen if not t.verified]
     if unverified and not live:
         raise ToolbedError(
@@ -188,7 +191,7 @@ def record(
 
 @app.command()
 def stats(
-    app_: AppsOpt = None, tier: TierOpt = None, tasks: TasksOpt = None,
+    app_: AppsOpt = None, tier: TierOpt = None, tasks: TasksOpt = None, lang: LangOpt = None,
     update: Annotated[Path | None, typer.Option(
         "--update", help="Rewrite the tier's task table (default: selfhosted) between its "
         "markers in this file.",
@@ -199,10 +202,11 @@ def stats(
     calls per task; then the dialogues (self-hosted) by granularity, turns and apps."""
     if update is not None:
         tier = tier or "selfhosted"
-    suite, chosen = _select(tasks, app_, None, None, None, tier)
+    suite, chosen = _select(tasks, app_, None, None, None, tier, lang)
     counts = task_stats(chosen, suite.catalog)
     talks = load_dialogues(catalog=suite.catalog).filter(app_ or ()) \
-        if tasks is None and tier in (None, "selfhosted") else []
+        if tasks is None and tier in (None, "selfhosted") and lang in (None, "all", "en") \
+        else []
     if update is not None:
         assert tier is not None
         text = update.read_text(encoding="utf-8")

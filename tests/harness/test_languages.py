@@ -1,0 +1,75 @@
+"""Tasks asked in Chinese (`lang: zh`) beside English ones: chosen with `--lang`,
+counted by language, split so that a translation stays in its original's split and
+never moves an English task, and caught by the near-duplicate check across languages."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import yaml
+from typer.testing import CliRunner
+
+from toolbed.cli import app as cli
+from toolbed.tasks import Task, assign_splits, load_tasks, near_duplicates
+
+LEFT: dict[str, Any] = {
+    "id": "kinto-left", "query": "How many things on my Lisbon packing list are not packed?",
+    "apps": ["kinto"], "scenario": "single", "category": "personal life", "split": "dev",
+    "chain": [{"api": "kinto.list_records", "args": {"bucket": "trips", "collection": "packing"},
+               "save": "packing"}],
+    "answer": {"type": "realtime", "source": "length(packing.body.data[?packed == `false`])",
+               "match": "number"}}
+LEFT_ZH = {**LEFT, "id": "kinto-left-zh", "lang": "zh",
+           "query": "去里斯本的行李清单上还有几样东西没装进包里？"}
+BOOKS_ZH = {**LEFT, "id": "kinto-books-zh", "lang": "zh", "query": "我的书库里一共有几本书？",
+            "chain": [{"api": "kinto.list_records", "save": "books",
+                       "args": {"bucket": "library", "collection": "books"}}],
+            "answer": {"type": "realtime", "source": "length(books.body.data)",
+                       "match": "number"}}
+
+
+def test_a_task_is_english_unless_it_says_otherwise() -> None:
+    assert Task.model_validate(LEFT).lang == "en"
+    assert Task.model_validate(LEFT_ZH).lang == "zh"
+
+
+def test_a_translation_takes_its_original_s_split_and_moves_no_english_task() -> None:
+    english = [Task.model_validate({**LEFT, "id": f"en-{i}"}) for i in range(40)]
+    before = assign_splits(english)
+    translated = [Task.model_validate({**LEFT_ZH, "id": f"zh-{i}"}) for i in range(10)]
+    after = assign_splits([*english, *translated])
+    assert {k: after[k] for k in before} == before
+    original = min(t.id for t in english)                # the first English task with it
+    assert {after[t.id] for t in translated} == {before[original]}
+
+
+def test_a_translation_in_another_split_is_a_near_duplicate() -> None:
+    tasks = [Task.model_validate({**LEFT, "split": "train"}),
+             Task.model_validate({**LEFT_ZH, "split": "test"}),
+             Task.model_validate({**BOOKS_ZH, "split": "dev"})]
+    pairs = near_duplicates(tasks)
+    assert [(p.first, p.second, p.similarity) for p in pairs] == \
+        [("kinto-left", "kinto-left-zh", 1.0)]
+    same_split = [tasks[0], Task.model_validate({**LEFT_ZH, "split": "train"})]
+    assert near_duplicates(same_split) == []
+
+
+def test_lang_picks_tasks_in_every_command(tmp_path: Path) -> None:
+    path = tmp_path / "kinto.yaml"
+    path.write_text(yaml.safe_dump([LEFT, LEFT_ZH, BOOKS_ZH], allow_unicode=True),
+                    encoding="utf-8")
+    suite = load_tasks(path)
+    assert [t.id for t in suite.filter(lang="zh")] == ["kinto-left-zh", "kinto-books-zh"]
+    assert len(suite.filter(lang="all")) == 3
+
+    runner = CliRunner()
+    stats = json.loads(runner.invoke(
+        cli, ["tasks", "stats", "--tasks", str(path), "--lang", "zh", "--json"]).output)
+    assert stats["total"] == 2 and stats["lang"] == {"zh": 2}
+    listed = runner.invoke(cli, ["tasks", "list", "--tasks", str(path), "--lang", "en"])
+    assert "kinto-left " in listed.output and "-zh" not in listed.output
+    wrong = runner.invoke(cli, ["tasks", "list", "--tasks", str(path), "--lang", "fr"])
+    assert wrong.exit_code != 0 and "no language 'fr'" in wrong.output
+    assert "Traceback" not in wrong.output
