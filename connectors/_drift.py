@@ -2,9 +2,10 @@
 
 A recording is only as good as the service it was made from. Given one recorded
 exchange and the same request answered again now, ``compare`` says what changed,
-structurally: the status (gone, auth), the content type, and for JSON the shape of
-the body (its keys, types, arrays and objects, and nullability), values aside. The
-values count only as "values changed", since live data moves (that is what real-time
+structurally: the status (gone, auth), the content type, the headers toolbed reads
+(``DRIFT_HEADERS``: an ETag, a Location), and for JSON the shape of the body (its
+keys, types, arrays and objects, and nullability), values aside. The values count
+only as "values changed", since live data moves (that is what real-time
 answers are for); whether a task's answer moved is the task's own verdict.
 """
 
@@ -21,6 +22,7 @@ from urllib.parse import parse_qsl, unquote, urlsplit
 from toolbed.apis import Catalog
 
 from ._cassette import canonical_origin
+from ._observation import KEPT_HEADERS
 
 __all__ = ["Change", "Drift", "api_of", "body_shape", "compare", "exchange_key",
            "request_pattern"]
@@ -51,6 +53,12 @@ class Drift:
 
     change: Change
     detail: str = ""
+
+
+DRIFT_HEADERS = tuple(h for h in KEPT_HEADERS if h not in ("content-type", "retry-after"))
+"""Response headers whose loss breaks a reader: those an observation keeps for bindings
+(an ETag an update or undo sends back, a Location), less the content type, compared on
+its own, and Retry-After, which only a throttled answer carries."""
 
 
 def exchange_key(request: dict[str, Any]) -> tuple[str, str, str]:
@@ -94,6 +102,9 @@ def compare(recorded: dict[str, Any] | None, fresh: dict[str, Any] | None) -> Dr
     kinds = _content_type(recorded), _content_type(fresh)
     if kinds[0] != kinds[1]:
         return Drift(Change.SHAPE, f"content type {kinds[0]} is now {kinds[1]}")
+    gone = [h for h in DRIFT_HEADERS if _header(recorded, h) and not _header(fresh, h)]
+    if gone:
+        return Drift(Change.SHAPE, f"header {gone[0]} is gone")
     old, new = _body(recorded), _body(fresh)
     if kinds[0].endswith("json") or kinds[0].endswith("+json"):
         try:
@@ -224,11 +235,14 @@ def _status(response: dict[str, Any]) -> int:
     return int((response.get("status") or {}).get("code") or 0)
 
 
-def _content_type(response: dict[str, Any]) -> str:
+def _header(response: dict[str, Any], name: str) -> str:
     headers = {k.lower(): v for k, v in (response.get("headers") or {}).items()}
-    value = headers.get("content-type") or [""]
-    text = value[0] if isinstance(value, list) else value
-    return str(text).split(";")[0].strip().lower()
+    value = headers.get(name) or [""]
+    return str(value[0] if isinstance(value, list) else value)
+
+
+def _content_type(response: dict[str, Any]) -> str:
+    return _header(response, "content-type").split(";")[0].strip().lower()
 
 
 def _body(response: dict[str, Any]) -> str:

@@ -87,3 +87,14 @@ def test_a_request_pattern_takes_any_id_for_an_id() -> None:
         == ("GET", "/items?page={id}&sort=name")
     assert request_pattern({"method": "GET", "uri": room.replace("m.room.topic", "m.room.name")}) \
         != request_pattern({"method": "GET", "uri": room})
+
+
+def test_a_header_that_bindings_read_and_is_gone_now_is_a_shape_change() -> None:
+    tagged = {**answer(RECORDED), "headers": {"Content-Type": ["application/json"],
+                                              "ETag": ['"1795"'], "Date": ["Fri"]}}
+    untagged = {**tagged, "headers": {"Content-Type": ["application/json"], "Date": ["Sat"]}}
+    retagged = {**tagged, "headers": {**tagged["headers"], "ETag": ['"1796"']}}
+    assert compare(tagged, retagged).change is Change.UNCHANGED      # a new ETag: its value
+    assert compare(untagged, tagged).change is Change.UNCHANGED      # one more: no reader breaks
+    verdict = compare(tagged, untagged)
+    assert (verdict.change, verdict.detail) == (Change.SHAPE, "header etag is gone")
