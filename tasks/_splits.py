@@ -31,9 +31,11 @@ def _unit(task_id: str) -> float:
 
 def same_request(task: Task) -> str:
     """What a task asks of the apps, whatever its language: its calls, each with the
-    arguments it gives and binds, and its answer type. A task asked in Chinese with the
-    same request as an English one is that task translated."""
-    return json.dumps([task.type, *([s.api, s.args, sorted(s.bind)] for s in task.chain)],
+    arguments it gives and binds, and what its answer takes from them (the expressions
+    and values of its check, not the words of an open answer's references). A task asked
+    in Chinese with the same request as an English one is that task translated."""
+    answer = task.answer.model_dump(mode="json", exclude={"references"})
+    return json.dumps([answer, *([s.api, s.args, sorted(s.bind)] for s in task.chain)],
                       sort_keys=True, ensure_ascii=False, default=str)
 
 

@@ -78,18 +78,22 @@ def task_table(tasks: Iterable[Task], catalog: Catalog, dialogues: Iterable[Dial
                ) -> str:
     """Markdown: per app, tasks by granularity (S-S one call, S-M several), answer type
     and split, and with ``dialogues`` their M-S / M-M counts; then the totals and the
-    ToolEyes categories. The README's task table is this function's output (`toolbed
-    tasks stats --update README.md`; a test keeps the two equal)."""
+    ToolEyes categories; with tasks asked in Chinese, how many of each row's are. The
+    README's task table is this function's output (`toolbed tasks stats --update
+    README.md`; a test keeps the two equal)."""
     tasks, dialogues = list(tasks), list(dialogues)
     talk = " dialogues M-S / M-M |" if dialogues else ""
-    lines = ["| app | tasks | S-S / S-M | fixed | realtime | open | operational "
-             f"| train / dev / test |{talk}", "|---" * (8 + bool(dialogues)) + "|"]
+    chinese = any(t.lang == "zh" for t in tasks)
+    lines = ["| app | tasks |" + (" in Chinese |" if chinese else "")
+             + " S-S / S-M | fixed | realtime | open | operational "
+             f"| train / dev / test |{talk}", "|---" * (8 + bool(dialogues) + chinese) + "|"]
 
     def row(name: str, group: list[Task], talks: list[Dialogue]) -> str:
         by = Counter(len(t.chain) > 1 for t in group), Counter(str(t.type) for t in group), \
             Counter(t.split for t in group)
         kinds = Counter(d.granularity for d in talks)
-        return (f"| {name} | {len(group)} | {by[0][False]} / {by[0][True]} | "
+        zh = f" {sum(t.lang == 'zh' for t in group)} |" if chinese else ""
+        return (f"| {name} | {len(group)} |{zh} {by[0][False]} / {by[0][True]} | "
                 + " | ".join(str(by[1][k]) for k in _TYPES)
                 + f" | {by[2]['train']} / {by[2]['dev']} / {by[2]['test']} |"
                 + (f" {kinds['M-S']} / {kinds['M-M']} |" if dialogues else ""))

@@ -73,14 +73,28 @@ def _items(value: Any) -> list[Any]:
 
 
 def mentions(answer: str, value: Any, tolerance: float = 0.0) -> bool:
-    """Does ``answer`` mention ``value``: as a number, else as a phrase on word bounds."""
+    """Does ``answer`` mention ``value``: as a number, else as a phrase on word bounds
+    (``_joins``)."""
     number = _as_number(value)
     if number is not None:
         return any(math.isclose(n, number, abs_tol=tolerance or 1e-9) for n in numbers_in(answer))
     phrase = normalise(render(value))
     if not phrase:
         return False
-    return re.search(rf"(?<!\w){re.escape(phrase)}(?!\w)", normalise(answer)) is not None
+    text = normalise(answer)
+    for found in re.finditer(re.escape(phrase), text):
+        before = text[found.start() - 1] if found.start() else " "
+        after = text[found.end()] if found.end() < len(text) else " "
+        if not (_joins(before) or _joins(after)):
+            return True
+    return False
+
+
+def _joins(char: str) -> bool:
+    """Does ``char`` beside a phrase make it part of a longer word? A letter, digit or
+    underscore of a script that spaces its words; not a Chinese or Japanese character,
+    since those scripts write words without spaces ("网址是https://..." mentions the URL)."""
+    return (char.isalnum() or char == "_") and ord(char) < 0x2E80
 
 
 def answer_matches(answer: str, expected: Any, rule: Match) -> bool:

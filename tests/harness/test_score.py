@@ -23,6 +23,14 @@ def test_text_is_found_on_word_boundaries_case_ignored() -> None:
     assert mentions("Filed under 'rain jacket'.", "rain jacket")
 
 
+def test_chinese_text_has_no_spaces_to_bound_a_word() -> None:
+    assert mentions("网址是https://www.postgresql.org/docs/，去看看吧", "https://www.postgresql.org/docs/")
+    assert mentions("你最早的那本是Middlemarch，1871年出版。", "Middlemarch")
+    assert mentions("我的同事们都在", "同事")
+    assert mentions("一共３本书", 3) and mentions("合计1,280.5元", 1280.5)
+    assert not mentions("你最早的那本是Middlemarches。", "Middlemarch")   # still a longer word
+
+
 def test_contains_needs_every_item_of_a_list() -> None:
     assert answer_matches("Middlemarch and Dune are unread", ["Dune", "Middlemarch"], CONTAINS)
     assert not answer_matches("Only Middlemarch is unread", ["Dune", "Middlemarch"], CONTAINS)

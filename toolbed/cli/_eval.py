@@ -51,7 +51,7 @@ from toolbed.tasks import Dialogue, DialogueSuite, Task, load_dialogues
 from ._output import JsonOpt, console, print_json, table
 from ._tasks import (
     AppsOpt,
-    LangOpt,
+    RunLangOpt,
     SplitOpt,
     TasksOpt,
     TierOpt,
@@ -126,7 +126,7 @@ def eval_(
         "the self-hosted apps they belong to), all (the whole catalog), apps (the task's "
         "own apps only).")] = "tier",
     split: SplitOpt = None, app_: AppsOpt = None, type_: TypesOpt = None,
-    tier: TierOpt = "selfhosted", tasks: TasksOpt = None, lang: LangOpt = None,
+    tier: TierOpt = "selfhosted", tasks: TasksOpt = None, lang: RunLangOpt = "en",
     limit: Annotated[int | None, typer.Option(help="At most this many tasks.")] = None,
     sample: Annotated[int | None, typer.Option(
         help="A seeded random sample of this many tasks, spread over the suite.")] = None,

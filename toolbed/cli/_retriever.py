@@ -34,7 +34,7 @@ from toolbed.retriever import (
 from toolbed.tasks import TaskSuite, load_tasks
 
 from ._output import JsonOpt, console, print_json, table
-from ._tasks import LangOpt
+from ._tasks import RunLangOpt
 
 app = typer.Typer(help="Index the catalog's APIs in chroma, search them, train and measure "
                   "the retriever.", no_args_is_help=True, add_completion=False)
@@ -150,13 +150,14 @@ def train(
         help="Score the dev split after each epoch, keep the best, stop when it stalls.")
                               ] = True,
     seed: Annotated[int, typer.Option(help="Seed for negatives, shuffling and init.")] = 0,
+    lang: RunLangOpt = "en",
 ) -> None:
     """Fine-tune the embedding model on the split's (query, gold API) pairs, with in-batch
     negatives and hard negatives mined by the untrained pipeline
     (MultipleNegativesRankingLoss), on the CPU; the dev split picks the best epoch."""
     suite = load_tasks()
-    data = _split_set(suite, split)
-    dev = _split_set(suite, "dev") if early_stopping and split != "dev" else None
+    data = _split_set(suite, split, lang=lang)
+    dev = _split_set(suite, "dev", lang=lang) if early_stopping and split != "dev" else None
     ranked = None
     if mine:
         with console.status("mining hard negatives with the untrained pipeline"):
@@ -183,7 +184,7 @@ def evaluate_(
     ablation: Annotated[bool, typer.Option(
         help="Also score the last model's pipeline with each stage switched off.")] = False,
     off: OffOpt = None, apps_first: AppsFirstOpt = None, tier: TierOpt = None,
-    lang: LangOpt = None,
+    lang: RunLangOpt = "en",
     queries: Annotated[Path | None, typer.Option(
         help="Your own queries (JSON Lines: query, relevant ids) instead of a split.")] = None,
     corpus: Annotated[Path | None, typer.Option(
