@@ -16,22 +16,17 @@ from toolbed.connectors import RunningApp, made_as, made_when, made_with, read_c
 from toolbed.errors import ToolbedError
 from toolbed.tasks import TASK_CASSETTES, Task, TaskSuite, task_cassette
 
-from ._output import JsonOpt, console, print_json, table
+from ._output import HtmlOpt, JsonOpt, OutOpt, console, print_json, table
 from ._tasks import AppsOpt, CassettesOpt, TasksOpt, TierOpt, _select
 
 if TYPE_CHECKING:
     from toolbed.harness import TaskDrift
 
-__all__ = ["HtmlOpt", "OutOpt", "app", "drift", "list_", "show_drift"]
+__all__ = ["app", "drift", "list_", "show_drift"]
 
 SinceOpt = Annotated[datetime | None, typer.Option(
     formats=["%Y-%m-%d"], help="Only cassettes recorded on or after this day (YYYY-MM-DD); "
     "one recorded before toolbed kept the date is older than any.")]
-
-OutOpt = Annotated[Path | None, typer.Option(
-    "--out", help="Write the drift report as JSON here.")]
-HtmlOpt = Annotated[Path | None, typer.Option(
-    "--html", help="Write the drift report as a page here (like a run's report.html).")]
 
 app = typer.Typer(help="Recorded cassettes: check them against the apps as they are now.",
                   no_args_is_help=True, add_completion=False)

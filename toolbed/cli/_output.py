@@ -14,6 +14,10 @@ from rich.table import Table
 console = Console()
 
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON for scripts.")]
+OutOpt = Annotated[Path | None, typer.Option(
+    "--out", help="Write the drift report as JSON here.")]
+HtmlOpt = Annotated[Path | None, typer.Option(
+    "--html", help="Write the drift report as a page here (like a run's report.html).")]
 ModeOpt = Annotated[str, typer.Option("--mode", help="live, record or replay.")]
 CassetteOpt = Annotated[
     Path | None, typer.Option("--cassette", help="Cassette file for record/replay.")
