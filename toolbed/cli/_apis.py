@@ -139,8 +139,9 @@ def check(
         from ._cassettes import show_drift  # its imports are an eval's, not a catalog's
 
         names = {api.app for api in apis}
-        recordings = [task_cassette(t, against) for t in load_tasks(catalog=catalog)
-                      if names & set(t.apps) and task_cassette(t, against).is_file()]
+        paths = [task_cassette(t, against) for t in load_tasks(catalog=catalog)
+                 if names & set(t.apps)]
+        recordings = [path for path in paths if path.is_file()]
         health, drifts = check_drift(catalog, apis, recordings)
         if not as_json:
             table(f"{len(health)} read APIs called", ["api", "verdict", "status", "detail"],
