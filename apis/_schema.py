@@ -497,7 +497,13 @@ class Api(_Model):
         "with concrete values; the retriever indexes them beside the description.",
     )
 
-    @field_validator("queries")
+    queries_zh: list[str] = Field(
+        [], description="The same kind of requests as a Chinese user would ask them (their "
+        "own words, not translations of ``queries``): the retriever's documents for "
+        "requests in Chinese.",
+    )
+
+    @field_validator("queries", "queries_zh")
     @classmethod
     def _queries(cls, queries: list[str]) -> list[str]:
         seen: set[str] = set()

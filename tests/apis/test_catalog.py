@@ -32,14 +32,16 @@ def test_every_api_has_docs_and_a_json_schema(catalog: Catalog):
 
 
 def test_every_api_has_example_requests_in_plain_words(catalog: Catalog):
-    """The retriever indexes them (document expansion): a few per API, each its own, none
-    naming an API the way code does."""
+    """The retriever indexes them (document expansion): a few per API in English and a few
+    in Chinese, each its own, none naming an API the way code does."""
     for app in catalog.apps.values():
         names = {api.name for api in app.apis}
         seen: dict[str, str] = {}
         for api in app.apis:
             assert len(api.queries) >= 3, f"{api.id}: write at least 3 example requests"
-            for query in api.queries:
+            assert len(api.queries_zh) >= 3, f"{api.id}: write at least 3 requests in Chinese"
+            assert all(re.search(r"[\u4e00-\u9fff]", q) for q in api.queries_zh), api.id
+            for query in [*api.queries, *api.queries_zh]:
                 words = set(re.findall(r"[a-z0-9_]+", query.lower()))
                 assert not {n for n in names if "_" in n} & words, f"{api.id}: {query!r}"
                 assert seen.setdefault(query.lower(), api.id) == api.id, \
