@@ -12,7 +12,9 @@ documents expanded with example requests, dense and BM25 rankings fused, optiona
 the best apps first. Train on
 the task suite's train split, then score BM25, the untrained model, the trained one
 and each stage's ablation side by side (``compare``), or serve the index to a
-LangChain agent (``ToolRetriever``, ``ToolSelector``).
+LangChain agent (``ToolRetriever``, ``ToolSelector``). Requests in Chinese have an
+index of their own (``ToolIndex(lang="zh")``: the catalog's Chinese example requests,
+m3e-small); ``MultilingualIndex`` sends each request to its language's index.
 """
 
 from __future__ import annotations
@@ -23,7 +25,14 @@ from toolbed._lazy import attach as _attach
 
 if TYPE_CHECKING:
     from ._dataset import EvalSet, load_eval_set
-    from ._documents import PLAIN_TEMPLATE, TEMPLATE, ToolDocument, tool_document, tool_documents
+    from ._documents import (
+        PLAIN_TEMPLATE,
+        TEMPLATE,
+        TEMPLATES,
+        ToolDocument,
+        tool_document,
+        tool_documents,
+    )
     from ._evaluate import (
         KS,
         Ranker,
@@ -36,9 +45,10 @@ if TYPE_CHECKING:
     )
     from ._index import BuildReport, ToolIndex, default_index_dir, metadata_filter
     from ._langchain import ToolRetriever, ToolSelector
-    from ._lexical import BM25
+    from ._languages import MultilingualIndex, query_language
+    from ._lexical import BM25, cjk_tokens
     from ._metrics import comp_at_k, mrr, ndcg_at_k, rank, recall_at_k
-    from ._model import DEFAULT_MODEL, load_model, model_name
+    from ._model import DEFAULT_MODEL, DEFAULT_MODELS, default_model, load_model, model_name
     from ._pipeline import STAGES, Hit, Pipeline, keep_best_apps, reciprocal_rank_fusion
     from ._plot import plot_ndcg
     from ._train import (
@@ -55,13 +65,16 @@ __getattr__, __dir__ = _attach(__name__, __file__)
 __all__ = [
     "BM25",
     "DEFAULT_MODEL",
+    "DEFAULT_MODELS",
     "KS",
     "PLAIN_TEMPLATE",
     "STAGES",
     "TEMPLATE",
+    "TEMPLATES",
     "BuildReport",
     "EvalSet",
     "Hit",
+    "MultilingualIndex",
     "Pipeline",
     "Ranker",
     "ToolDocument",
@@ -73,9 +86,11 @@ __all__ = [
     "Variant",
     "ablations",
     "baselines",
+    "cjk_tokens",
     "comp_at_k",
     "compare",
     "default_index_dir",
+    "default_model",
     "default_model_dir",
     "dev_ndcg",
     "evaluate",
@@ -87,6 +102,7 @@ __all__ = [
     "mrr",
     "ndcg_at_k",
     "plot_ndcg",
+    "query_language",
     "rank",
     "recall_at_k",
     "reciprocal_rank_fusion",

@@ -37,6 +37,8 @@ class EvalSet:
     documents: list[ToolDocument]
     plain: list[ToolDocument] | None = None
     """The documents without example requests (the catalog's), for the ablation."""
+    lang: str = "en"
+    """The language of the documents (the catalog's carry example requests in each)."""
 
 
 def _lines(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:

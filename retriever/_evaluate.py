@@ -5,20 +5,24 @@ A row of a comparison is a ``Variant``: an embedding model and the pipeline stag
 run. ``baselines`` gives the rows the papers report (BM25 and the
 untrained encoder, on documents without example requests), ``ablations`` the full
 pipeline with each stage switched off in turn, so one table shows what each stage adds.
+A variant serves requests in one language (``lang``), with that language's documents,
+tokenizer and default model; the requests are whatever the evaluation set holds, so
+English documents can be scored on Chinese requests too.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Protocol
 
 from ._dataset import EvalSet
+from ._documents import ToolDocument
 from ._index import ToolIndex
 from ._lexical import BM25
 from ._metrics import comp_at_k, mrr, ndcg_at_k, recall_at_k
-from ._model import model_name
+from ._model import default_model, model_name
 from ._pipeline import STAGES, Hit, Pipeline
 
 __all__ = ["BM25", "KS", "Ranker", "Variant", "ablations", "baselines", "compare", "evaluate",
@@ -34,19 +38,22 @@ class Ranker(Protocol):
 
 @dataclass(frozen=True)
 class Variant:
-    """One retriever to score: a model (None: the default) and its pipeline."""
+    """One retriever to score: a model (None: the language's default), its pipeline, and
+    the language of its documents."""
 
     name: str
     model: str | Path | None = None
     pipeline: Pipeline = Pipeline()
+    lang: str = "en"
 
 
-def baselines(model: str | Path | None = None) -> list[Variant]:
+def baselines(model: str | Path | None = None, lang: str = "en") -> list[Variant]:
     """BM25 alone and the untrained encoder alone, both on the documents without example
     requests: the retriever as it was before the pipeline, and the papers' baselines."""
     plain = Pipeline(expansion=False, lexical=False, examples=False, apps=0)
-    return [Variant("bm25", model, replace(plain, dense=False, lexical=True)),
-            Variant(model_name(model), model, plain)]
+    return [Variant("bm25", model, replace(plain, dense=False, lexical=True), lang),
+            Variant(model_name(model if model or lang == "en" else default_model(lang)),
+                    model, plain, lang)]
 
 
 def ablations(best: Variant) -> list[Variant]:
@@ -92,26 +99,30 @@ def compare(
     evalset: EvalSet, variants: Sequence[Variant], path: str | Path | None = None,
     url: str | None = None, collection: str = "tools",
     ks: Sequence[int] = tuple(range(1, 11)),
+    documents_in: Callable[[str, bool], list[ToolDocument]] | None = None,
 ) -> dict[str, dict[str, float]]:
     """Score each variant on the same queries: ``{"bm25": {"ndcg@5": ...}, ...}``.
 
     A variant without expansion is scored on ``evalset.plain`` (the documents without
-    example requests) when the set has them. Each model's index is built (re-embedding
-    only what changed) in ``collection`` under ``path``, or on the Chroma server at
-    ``url``; variants of one model share it."""
+    example requests) when the set has them. ``documents_in(lang, expansion)`` gives
+    the documents of a variant in another language than the set's. Each model's index is
+    built (re-embedding only what changed) in ``collection`` under ``path``, or on the
+    Chroma server at ``url``; variants of one model and language share it."""
     results: dict[str, dict[str, float]] = {}
     for variant in variants:
         documents, pipeline = evalset.documents, variant.pipeline
         if evalset.plain is None:             # a user's corpus: one set of documents
             pipeline = replace(pipeline, expansion=True)
+        elif variant.lang != evalset.lang and documents_in is not None:
+            documents = documents_in(variant.lang, pipeline.expansion)
         elif not pipeline.expansion:
             documents = evalset.plain
         ranker: Ranker
         if not (pipeline.dense or pipeline.examples or pipeline.apps):
-            ranker = BM25(documents)               # no need to embed anything
+            ranker = BM25(documents, variant.lang)     # no need to embed anything
         else:
             index = ToolIndex(path, variant.model, url=url, collection=collection,
-                              pipeline=pipeline)
+                              pipeline=pipeline, lang=variant.lang)
             index.build(documents)
             ranker = index
         results[variant.name] = evaluate(ranker, evalset.queries, evalset.relevant, ks)

@@ -10,6 +10,12 @@ each, in a collection of their own beside it (``...-examples``), built the same 
 BM25 reads the same documents back from the collection, so both rankers always see
 one corpus. Chroma's telemetry is off. A team can share one index
 on a Chroma server instead (``url="http://host:8000"``, ``--chroma-url``).
+
+An index serves requests in one language (``lang``): its documents are that language's
+(``tool_documents(..., lang=...)``), its default model is that language's packaged one,
+BM25 tokenizes that language, and its collections carry the language in their names
+(English ones keep the names they always had). ``MultilingualIndex`` puts one index per
+language behind one ``search``.
 """
 
 from __future__ import annotations
@@ -28,7 +34,7 @@ from toolbed.paths import home_dir
 from ._documents import ToolDocument, text_hash
 from ._lexical import BM25
 from ._metrics import rank
-from ._model import load_model, model_name
+from ._model import default_model, load_model, model_name
 from ._pipeline import Hit, Pipeline, keep_best_apps, reciprocal_rank_fusion
 
 __all__ = ["BuildReport", "Hit", "ToolIndex", "default_index_dir", "metadata_filter"]
@@ -68,22 +74,25 @@ class ToolIndex:
     def __init__(
         self, path: str | Path | None = None, model: str | Path | None = None,
         encoder: Any = None, url: str | None = None, collection: str = "tools",
-        pipeline: Pipeline | None = None,
+        pipeline: Pipeline | None = None, lang: str = "en",
     ):
         """``path``: the local chroma folder; ``url``: a Chroma server to use instead.
         ``collection``: the name's prefix (the model's name is added, and ``-plain`` for
         documents without example requests), so that another corpus, such as an
         external dataset, gets a collection of its own. ``pipeline``: the stages that
-        run (default: the best pipeline)."""
+        run (default: the best pipeline). ``lang``: the language of the requests it serves
+        and of its documents."""
         self.path = Path(path) if path else default_index_dir()
         self.url = url
-        self.model = model
+        self.lang = lang
+        self.model = model if model is not None else default_model(lang)
         self._encoder = encoder
         self.pipeline = pipeline or Pipeline()
         self._lexical: BM25 | None = None
         self._allowed: dict[str, set[str]] = {}
         self.client = _client(self.path, url)
-        name = f"{collection}-" + re.sub(r"[^a-zA-Z0-9_-]+", "-", model_name(model)).strip("-")
+        prefix = collection if lang == "en" else f"{collection}-{lang}"
+        name = f"{prefix}-" + re.sub(r"[^a-zA-Z0-9_-]+", "-", model_name(self.model)).strip("-")
         try:
             self.collection = self.client.get_or_create_collection(
                 name[:54] + ("" if self.pipeline.expansion else "-plain"),
@@ -254,7 +263,8 @@ class ToolIndex:
             stored = self._stored(["documents", "metadatas"])
             self._lexical = BM25([
                 ToolDocument(i, text or "", _metadata(m)) for i, text, m in
-                zip(stored["ids"], stored["documents"], stored["metadatas"], strict=True)])
+                zip(stored["ids"], stored["documents"], stored["metadatas"], strict=True)],
+                self.lang)
         allowed = None
         if where:
             key = json.dumps(where, sort_keys=True)

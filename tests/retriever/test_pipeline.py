@@ -48,7 +48,6 @@ def test_stages_are_switched_off_by_name_and_a_bad_one_is_named() -> None:
     assert Pipeline().name == "expansion+dense+lexical+examples+apps2"
     assert Pipeline().without("lexical", "expansion", "examples", "apps").name == "dense"
     assert Pipeline(apps=3).without("expansion").name == "dense+lexical+examples+apps3"
-    assert Pipeline(expansion=False).template == PLAIN_TEMPLATE
     with pytest.raises(RetrieverError, match="unknown stage 'rerank'; the stages are "
                        "expansion, dense, lexical, examples, apps"):
         Pipeline().without("rerank")
@@ -142,8 +141,7 @@ def test_example_requests_are_in_the_document_and_an_edited_one_re_embeds_its_ap
 
     plain = ToolIndex(tmp_path / "chroma", pipeline=Pipeline(expansion=False))
     assert plain.collection.name == "tools-all-MiniLM-L6-v2-plain"   # apart from the other
-    assert plain.build(tool_documents(catalog, template=plain.pipeline.template)).embedded == \
-        len(app.apis)
+    assert plain.build(tool_documents(catalog, expansion=False)).embedded == len(app.apis)
 
 
 def test_a_missing_or_corrupt_model_folder_is_one_clear_error(

@@ -61,14 +61,15 @@ from ._tasks import (
 )
 
 
-def _tool_index(retriever_model: str | None, off: list[str] | None) -> Any:
+def _tool_index(retriever_model: str | None, off: list[str] | None, lang: str = "en") -> Any:
     """The retriever's index for ``--tools retriever``: the best pipeline (less the
     stages switched off) over the model `toolbed retriever train` saved if there is
-    one, else all-MiniLM-L6-v2; brought up to date with the catalog (only documents
-    that changed are embedded)."""
+    one, else the packaged one; for tasks in Chinese (``lang`` zh or all) an index per
+    language, each request served by its own; brought up to date with the catalog
+    (only documents that changed are embedded)."""
     from ._retriever import build_index, open_index
 
-    index = open_index(model=retriever_model, off=off)
+    index = open_index(model=retriever_model, off=off, lang="en" if lang == "en" else "all")
     with console.status(f"updating the tool index ({model_name(index.model)})"):
         build_index(index)
     return index
@@ -213,7 +214,7 @@ def eval_(
         _step_by_step(chosen_agent, suite.catalog, chosen, run_mode, run_dir, cassettes, tools,
                       getattr(chosen_agent, "observation_cap", 6000))
         return
-    index = _tool_index(retriever_model, retriever_off) \
+    index = _tool_index(retriever_model, retriever_off, lang) \
         if tools == "retriever" and chosen_agent.name != "oracle" else None
     evaluation = Evaluation(suite.catalog, chosen_agent, chosen, run_dir, mode=run_mode,
                             tools=tools, k=k, trials=trials, cassettes=cassettes, index=index,

@@ -88,7 +88,7 @@ def serve(
                            "shows what there is")
     found = None
     if retriever:
-        found = open_index(index, model, off)
+        found = open_index(index, model, off, lang="all")
         _say(f"retriever index: {build_index(found)}")
     started: dict[str, RunningApp] = {}
     apps = None

@@ -4,6 +4,7 @@ fine-tuned on the task suite, and their scores."""
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 from typing import Annotated
 
@@ -11,20 +12,25 @@ import typer
 
 from toolbed.apis import load_catalog
 from toolbed.retriever import (
+    DEFAULT_MODELS,
     KS,
     STAGES,
     EvalSet,
+    MultilingualIndex,
     Pipeline,
+    ToolDocument,
     ToolIndex,
     Variant,
     ablations,
     baselines,
     compare,
+    default_model,
     default_model_dir,
     load_eval_set,
     metadata_filter,
     model_name,
     plot_ndcg,
+    query_language,
     tool_documents,
     training_examples,
 )
@@ -52,11 +58,18 @@ AppsFirstOpt = Annotated[int | None, typer.Option(
     "--apps-first", help="Rank APIs only inside the N best apps (0: all APIs, flat; default: "
     "the pipeline's).")]
 TierOpt = Annotated[str | None, typer.Option("--tier", help="Only selfhosted, hosted or mcp APIs.")]
+IndexLangOpt = Annotated[str, typer.Option(
+    "--lang", help="The requests' language: en, zh, or all (an index for each; a request "
+    "is served by its language's).")]
 
 
-def trained_model(model: str | None) -> str | None:
-    """``model``, else the model `toolbed retriever train` saved, else None (the default)."""
-    trained = default_model_dir()
+def trained_model(model: str | None, lang: str = "en") -> str | None:
+    """``model``, else the model `toolbed retriever train` saved for ``lang``, else None
+    (the language's packaged model)."""
+    if lang not in DEFAULT_MODELS:
+        raise typer.BadParameter(f"--lang {lang!r}: the retriever serves "
+                                 f"{', '.join(DEFAULT_MODELS)} (or all)")
+    trained = default_model_dir(None if lang == "en" else DEFAULT_MODELS[lang])
     return model or (str(trained) if (trained / "config.json").is_file() else None)
 
 
@@ -68,40 +81,58 @@ def chosen_pipeline(off: list[str] | None = None, apps_first: int | None = None)
 
 def open_index(
     index: Path | None = None, model: str | None = None, off: list[str] | None = None,
-    apps_first: int | None = None, url: str | None = None,
-) -> ToolIndex:
-    """The index with the chosen pipeline over the trained model when there is one."""
-    return ToolIndex(index, trained_model(model), url=url,
-                     pipeline=chosen_pipeline(off, apps_first))
+    apps_first: int | None = None, url: str | None = None, lang: str = "en",
+) -> ToolIndex | MultilingualIndex:
+    """The index for requests in ``lang`` with the chosen pipeline over the trained model
+    when there is one; for ``all``, one such index per language (``model``: the
+    English one's)."""
+    if lang == "all":
+        return MultilingualIndex({
+            code: ToolIndex(index, trained_model(model if code == "en" else None, code),
+                            url=url, pipeline=chosen_pipeline(off, apps_first), lang=code)
+            for code in DEFAULT_MODELS})
+    return ToolIndex(index, trained_model(model, lang), url=url,
+                     pipeline=chosen_pipeline(off, apps_first), lang=lang)
 
 
-def build_index(index: ToolIndex, tier: str | None = None) -> str:
-    """Build ``index`` over the catalog (only what changed is embedded); what it did."""
-    report = index.build(tool_documents(load_catalog(), tier, index.pipeline.template))
-    return (f"{report.embedded} embedded, {report.unchanged} unchanged, "
-            f"{report.removed} removed" + (f"; {report.examples} example requests embedded"
-                                           if index.pipeline.examples else ""))
+def build_index(index: ToolIndex | MultilingualIndex, tier: str | None = None) -> str:
+    """Build ``index`` (each language's) over the catalog (only what changed is
+    embedded); what it did."""
+    catalog, said = load_catalog(), []
+    parts = index.indexes if isinstance(index, MultilingualIndex) else {index.lang: index}
+    for lang, part in parts.items():
+        report = part.build(tool_documents(catalog, tier, lang=lang,
+                                           expansion=part.pipeline.expansion))
+        said.append((f"{lang}: " if len(parts) > 1 else "")
+                    + f"{report.embedded} embedded, {report.unchanged} unchanged, "
+                    f"{report.removed} removed" + (f"; {report.examples} example requests "
+                                                   "embedded" if part.pipeline.examples else ""))
+    return "\n".join(said)
 
 
 def _split_set(suite: TaskSuite, split: str, tier: str | None = None,
-               lang: str | None = None) -> EvalSet:
+               lang: str = "en") -> EvalSet:
     """A split of the task suite as an evaluation set: queries (those asked in ``lang``),
-    gold APIs, and the catalog (or one tier of it, with that tier's tasks) as corpus."""
+    gold APIs, and the catalog (or one tier of it, with that tier's tasks) as corpus,
+    in documents for requests in ``lang``."""
+    if lang not in DEFAULT_MODELS:
+        raise typer.BadParameter(f"--lang {lang!r}: the retriever is trained and scored one "
+                                 f"language at a time, {' or '.join(DEFAULT_MODELS)}")
     tasks = suite.filter(splits=[split], tier=tier, lang=lang)
     if not tasks:
-        raise typer.BadParameter(f"no task is in split {split!r}" + (
-            f" asked in {lang}" if lang not in (None, "all") else "")
-            + "; splits are train, dev, test")
+        raise typer.BadParameter(f"no task is in split {split!r} asked in {lang}; splits "
+                                 "are train, dev, test")
     return EvalSet(split, [t.query for t in tasks], [{s.api for s in t.chain} for t in tasks],
-                   tool_documents(suite.catalog, tier),
-                   tool_documents(suite.catalog, tier, Pipeline(expansion=False).template))
+                   tool_documents(suite.catalog, tier, lang=lang),
+                   tool_documents(suite.catalog, tier, lang=lang, expansion=False), lang)
 
 
 @app.command()
 def build(index: IndexOpt = None, model: ModelOpt = None, tier: TierOpt = None,
-          off: OffOpt = None, chroma_url: UrlOpt = None) -> None:
-    """Embed every API's document into the index; only changed documents are re-embedded."""
-    idx = open_index(index, model, off, url=chroma_url)
+          off: OffOpt = None, chroma_url: UrlOpt = None, lang: IndexLangOpt = "all") -> None:
+    """Embed every API's document into the index (one per language); only changed
+    documents are re-embedded."""
+    idx = open_index(index, model, off, url=chroma_url, lang=lang)
     with console.status(f"embedding the tool documents ({model_name(idx.model)})"):
         console.print(build_index(idx, tier))
 
@@ -115,8 +146,9 @@ def search(
     off: OffOpt = None, apps_first: AppsFirstOpt = None,
     chroma_url: UrlOpt = None, json_: JsonOpt = False,
 ) -> None:
-    """The top-k APIs for a query (run `toolbed retriever build` first)."""
-    idx = open_index(index, model, off, apps_first, chroma_url)
+    """The top-k APIs for a query (run `toolbed retriever build` first); a query in
+    Chinese is served by the Chinese index."""
+    idx = open_index(index, model, off, apps_first, chroma_url, query_language(query))
     if not len(idx):
         raise typer.BadParameter("the index is empty: run `toolbed retriever build` first")
     hits = idx.search(query, k, metadata_filter([app_] if app_ else None, tier=tier))
@@ -133,9 +165,12 @@ def train(
         "--out", help="Where to save the model (default: "
         "$TOOLBED_HOME/retriever/models/<base>-toolbed).")] = None,
     base: Annotated[str | None, typer.Option(
-        "--base", help="Model to start from (default: all-MiniLM-L6-v2).")] = None,
+        "--base", help="Model to start from (default: the language's, all-MiniLM-L6-v2 "
+        "or m3e-small).")] = None,
     split: Annotated[str, typer.Option(help="Task split to train on.")] = "train",
-    epochs: Annotated[float, typer.Option(help="Passes over the examples (at most).")] = 2.0,
+    epochs: Annotated[float | None, typer.Option(
+        help="Passes over the examples, at most (default: 2 in English; 1 in Chinese, whose "
+        "catalog requests make the examples ten times as many).")] = None,
     batch_size: Annotated[int, typer.Option(help="Queries per batch (in-batch negatives).")
                           ] = 32,
     learning_rate: Annotated[float, typer.Option("--lr", help="AdamW learning rate.")] = 6e-5,
@@ -151,21 +186,34 @@ def train(
                               ] = True,
     seed: Annotated[int, typer.Option(help="Seed for negatives, shuffling and init.")] = 0,
     lang: RunLangOpt = "en",
+    catalog_requests: Annotated[bool | None, typer.Option(
+        help="Also train on the catalog's example requests in the language (each with its "
+        "API's document); default: on for zh, whose train split is small, off for en.")
+                                ] = None,
 ) -> None:
     """Fine-tune the embedding model on the split's (query, gold API) pairs, with in-batch
     negatives and hard negatives mined by the untrained pipeline
     (MultipleNegativesRankingLoss), on the CPU; the dev split picks the best epoch."""
     suite = load_tasks()
     data = _split_set(suite, split, lang=lang)
+    tasks = len(data.queries)
+    if catalog_requests if catalog_requests is not None else lang != "en":
+        asked = [(q, {d.id}) for d in data.documents for q in d.examples]
+        data = replace(data, queries=data.queries + [q for q, _ in asked],
+                       relevant=data.relevant + [r for _, r in asked])
     dev = _split_set(suite, "dev", lang=lang) if early_stopping and split != "dev" else None
+    base = base or (None if lang == "en" else DEFAULT_MODELS[lang])
     ranked = None
     if mine:
         with console.status("mining hard negatives with the untrained pipeline"):
-            miner = ToolIndex(model=base)
+            miner = ToolIndex(model=base, lang=lang)
             miner.build(data.documents)
             ranked = [[h.api for h in hits] for hits in miner.search_many(data.queries, 20)]
     examples = training_examples(data.queries, data.relevant, data.documents, seed, ranked)
-    console.print(f"{len(examples)} (query, API) pairs from {len(data.queries)} {split} tasks")
+    console.print(f"{len(examples)} (query, API) pairs from {tasks} {split} tasks" + (
+        f" and {len(data.queries) - tasks} catalog requests" if len(data.queries) > tasks
+        else ""))
+    epochs = epochs or (2.0 if lang == "en" else 1.0)
     report = train_model(examples, out or default_model_dir(base), base, epochs, batch_size,
                          learning_rate, max_steps, max_seq_length, seed, dev=dev)
     scored = (f"; dev NDCG@5 by epoch {report.dev}, kept epoch {report.best_epoch}"
@@ -197,23 +245,37 @@ def evaluate_(
 ) -> None:
     """NDCG@k, Recall@k, COMP@k and MRR of BM25 and the untrained encoder (the
     baselines), then the pipeline over the default model and each --model, on a task
-    split (the whole catalog, or one --tier, as corpus) or on your own dataset."""
+    split (the whole catalog, or one --tier, as corpus) or on your own dataset. With
+    --lang zh: the Chinese tasks, over documents with the catalog's Chinese example
+    requests and m3e-small, beside the English pipeline given the same requests."""
     if (queries is None) != (corpus is None):
         raise typer.BadParameter("--queries and --corpus go together")
+    catalog = None
     if queries and corpus:
         data, collection = load_eval_set(queries, corpus), "data-" + corpus.stem
     else:
         # a tier's corpus gets collections of its own: the catalog's stay whole
-        data = _split_set(load_tasks(), split, tier, lang)
+        suite = load_tasks()
+        data, catalog = _split_set(suite, split, tier, lang), suite.catalog
         collection = f"tools-{tier or ''}".strip("-")
     pipeline = chosen_pipeline(off, apps_first)
-    variants = baselines()
-    for name in [None, *(model or [])]:
-        variants.append(Variant(f"{model_name(name)} {pipeline.name}", name, pipeline))
+    variants = baselines(lang=data.lang)
+    if data.lang != "en":        # what the English pipeline makes of the same requests
+        variants.append(Variant(f"{model_name(None)} {pipeline.name}, English documents",
+                                None, pipeline, "en"))
+    for name in [default_model(data.lang), *(model or [])]:
+        variants.append(Variant(f"{model_name(name)} {pipeline.name}", name, pipeline,
+                                data.lang))
     if ablation:
         variants[-1:] = ablations(variants[-1])
+
+    def documents_in(code: str, expansion: bool) -> list[ToolDocument]:
+        assert catalog is not None
+        return tool_documents(catalog, tier, lang=code, expansion=expansion)
+
     with console.status("indexing and retrieving"):
-        results = compare(data, variants, path=index, url=chroma_url, collection=collection)
+        results = compare(data, variants, path=index, url=chroma_url, collection=collection,
+                          documents_in=documents_in if catalog else None)
     title = f"{len(data.queries)} queries ({data.name}), {len(data.documents)} documents"
     if out:
         out.parent.mkdir(parents=True, exist_ok=True)
