@@ -41,8 +41,10 @@ def summarize(rows: list[dict[str, Any]], meta: dict[str, Any] | None = None) ->
         for name, value in row["scores"].items():
             scores[name].append(value)
     by_app: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    by_lang: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for row in rows:
         by_app[row["app"]].append(row)
+        by_lang[row.get("lang") or "en"].append(row)
     trials: dict[str, list[bool]] = defaultdict(list)
     for row in rows:
         trials[row["task"]].append(bool(row["success"]))
@@ -56,10 +58,8 @@ def summarize(rows: list[dict[str, Any]], meta: dict[str, Any] | None = None) ->
             (r["scenario"], r["type"], r["scores"]["tool_match"]) for r in rows),
         "completion": by_scenario_and_type(
             (r["scenario"], r["type"], r["scores"]["completion"]) for r in rows),
-        "per_app": {app: {"runs": len(rs), "success": _mean([float(r["success"]) for r in rs]),
-                          "completion": _mean([r["scores"]["completion"] for r in rs]),
-                          "tool_match": _mean([r["scores"]["tool_match"] for r in rs])}
-                    for app, rs in sorted(by_app.items())},
+        "per_app": {app: _means(rs) for app, rs in sorted(by_app.items())},
+        "per_lang": {lang: _means(rs) for lang, rs in sorted(by_lang.items())},
         "errors": {e: sum(r["errors"].get(e, 0) for r in rows) for e in ERRORS},
         "pass_hat_k": {str(k): round(pass_hat_k(list(trials.values()), k), 4)
                        for k in range(1, most + 1)} if trials else {},
@@ -69,6 +69,24 @@ def summarize(rows: list[dict[str, Any]], meta: dict[str, Any] | None = None) ->
                          for r in rows if r["problems"]],
         "retrieval_misses": retrieval_misses(rows),
     }
+
+
+def _means(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """Runs, success, completion and tool matching of a group of rows (an app, a language)."""
+    return {"runs": len(rows), "success": _mean([float(r["success"]) for r in rows]),
+            "completion": _mean([r["scores"]["completion"] for r in rows]),
+            "tool_match": _mean([r["scores"]["tool_match"] for r in rows])}
+
+
+def language_lines(summary: dict[str, Any]) -> list[str]:
+    """Scores by the language the tasks were asked in, as a Markdown table."""
+    per_lang = summary.get("per_lang") or {}
+    return ["## By language", "",
+            "| language | runs | success % | completion % | tool matching % |",
+            "|---|---|---|---|---|",
+            *(f"| {lang} | {cell['runs']} | {100 * cell['success']:.1f} | "
+              f"{100 * cell['completion']:.1f} | {100 * cell['tool_match']:.1f} |"
+              for lang, cell in per_lang.items())] if per_lang else []
 
 
 _TOOLEYES = ("fa", "ic", "bp", "ts", "ao", "overall", "t_reality", "a_pass")
@@ -120,6 +138,7 @@ def markdown(summary: dict[str, Any]) -> str:
              + (f", via {summary['via']}" if summary.get("via", "direct") != "direct" else "")
              + ")", "",
              f"Success: {100 * summary['success']:.1f}%", ""]
+    lines += [*language_lines(summary), ""] if summary.get("per_lang") else []
     types = ("fixed", "open", "operational", "realtime")
     for title, key in (("Tool matching rate", "tool_matching"), ("Completion", "completion")):
         table = summary[key]
@@ -271,7 +290,7 @@ def html_report(summary: dict[str, Any], runs: list[dict[str, Any]] | None = Non
     return html_page(markdown(summary).splitlines()[0].lstrip("# "), f"""<p>Success: \
 {100 * summary['success']:.1f}%</p>
 <h2>By scenario and answer type</h2>{_inline(_figure(by_type))}
-<h2>By app</h2>{_inline(_figure(by_app))}
+<h2>By app</h2>{_inline(_figure(by_app))}{_html_table(language_lines(summary))}
 <h2>Metrics (mean over runs)</h2><table>{rows}</table>
 <h2>Errors</h2><table>{errors}</table>
 <h2>Retrieval misses</h2><p>Failed runs whose offered tools lacked a gold tool.</p>

@@ -69,6 +69,7 @@ class ResultRow(BaseModel):
     type: str
     category: str | None = None
     split: str | None = None
+    lang: str = "en"
     success: bool
     completion: float
     tool_match: float
@@ -160,7 +161,9 @@ class RunLog:
 
     def add(self, row: ResultRow) -> None:
         """Store one row, replacing an earlier one of the same task and trial."""
-        self._db().table("results").insert(row.columns(), pk=("task", "trial"), replace=True)
+        # alter: a run log written before a column existed (``lang``) takes new rows too
+        self._db().table("results").insert(row.columns(), pk=("task", "trial"), replace=True,
+                                           alter=True)
 
     def done(self) -> set[tuple[str, int]]:
         """The (task, trial) pairs that have a row."""

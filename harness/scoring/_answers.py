@@ -17,8 +17,8 @@ from typing import Any
 
 from toolbed.tasks._task import FACT, Match, OpenAnswer
 
-__all__ = ["answer_matches", "filled_references", "mentions", "normalise", "numbers_in", "render",
-           "same_value"]
+__all__ = ["answer_matches", "chinese_yes_no", "filled_references", "mentions", "normalise",
+           "numbers_in", "render", "same_value"]
 
 _NUMBER = re.compile(r"-?\d+(?:[.,]\d+)*(?:\.\d+)?(?:e[+-]?\d+)?", re.IGNORECASE)
 
@@ -72,9 +72,27 @@ def _items(value: Any) -> list[Any]:
     return list(value) if isinstance(value, list) else [value]
 
 
+_CHINESE_NO = ("不", "没", "否", "无", "未", "非")
+_CHINESE_YES = ("是", "对", "有", "已", "能", "会", "可以", "在", "嗯", "好")
+
+
+def chinese_yes_no(answer: str) -> bool | None:
+    """What a Chinese answer says to a yes/no question, read off its first word, as
+    Chinese answers one (是的，… / 没有，… / 不是，…); None when it starts otherwise."""
+    text = normalise(answer).lstrip("，。！、 ")
+    if text.startswith(_CHINESE_NO):
+        return False
+    if text.startswith(_CHINESE_YES):
+        return True
+    return None
+
+
 def mentions(answer: str, value: Any, tolerance: float = 0.0) -> bool:
-    """Does ``answer`` mention ``value``: as a number, else as a phrase on word bounds
+    """Does ``answer`` mention ``value``: as a number, a yes or no (in English anywhere on
+    word bounds, or as a Chinese answer's first word), else as a phrase on word bounds
     (``_joins``)."""
+    if isinstance(value, bool) and chinese_yes_no(answer) is value:
+        return True
     number = _as_number(value)
     if number is not None:
         return any(math.isclose(n, number, abs_tol=tolerance or 1e-9) for n in numbers_in(answer))

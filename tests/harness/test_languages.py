@@ -73,3 +73,21 @@ def test_lang_picks_tasks_in_every_command(tmp_path: Path) -> None:
     wrong = runner.invoke(cli, ["tasks", "list", "--tasks", str(path), "--lang", "fr"])
     assert wrong.exit_code != 0 and "no language 'fr'" in wrong.output
     assert "Traceback" not in wrong.output
+
+
+def test_a_run_reports_its_scores_by_language(tmp_path: Path) -> None:
+    """Replayed by the oracle, a task in each language: summary.md and report.html give
+    each language its own row, and the Chinese answer is scored like the English one."""
+    from toolbed.harness import OracleAgent, Runner, write_report
+
+    suite = load_tasks()
+    chosen = [next(t for t in suite if t.verified and t.lang == lang and t.apps == ["kinto"])
+              for lang in ("en", "zh")]
+    list(Runner(suite.catalog, OracleAgent(), tmp_path, "replay").run(chosen))
+    summary = write_report(tmp_path)
+    assert {lang: cell["runs"] for lang, cell in summary["per_lang"].items()} == \
+        {"en": 1, "zh": 1}
+    assert all(cell["success"] == 1.0 for cell in summary["per_lang"].values())
+    text = (tmp_path / "summary.md").read_text(encoding="utf-8")
+    assert "| zh | 1 | 100.0 | 100.0 | 100.0 |" in text and "| en | 1 |" in text
+    assert "<h2>By language</h2>" in (tmp_path / "report.html").read_text(encoding="utf-8")

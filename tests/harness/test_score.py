@@ -31,6 +31,14 @@ def test_chinese_text_has_no_spaces_to_bound_a_word() -> None:
     assert not mentions("你最早的那本是Middlemarches。", "Middlemarch")   # still a longer word
 
 
+def test_a_chinese_yes_or_no_is_its_first_word() -> None:
+    assert mentions("是的，这个监控已经暂停了。", True)
+    assert mentions("没有，书架上没有19世纪的书。", False)
+    assert mentions("不是，它还在运行。", False) and not mentions("不是，它还在运行。", True)
+    assert not mentions("这个监控已经暂停了，不会再检查。", False)   # no first-word answer
+    assert mentions("Yes, it is paused.", True) and not mentions("是的", "yes")
+
+
 def test_contains_needs_every_item_of_a_list() -> None:
     assert answer_matches("Middlemarch and Dune are unread", ["Dune", "Middlemarch"], CONTAINS)
     assert not answer_matches("Only Middlemarch is unread", ["Dune", "Middlemarch"], CONTAINS)
