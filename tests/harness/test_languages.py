@@ -91,3 +91,19 @@ def test_a_run_reports_its_scores_by_language(tmp_path: Path) -> None:
     text = (tmp_path / "summary.md").read_text(encoding="utf-8")
     assert "| zh | 1 | 100.0 | 100.0 | 100.0 |" in text and "| en | 1 |" in text
     assert "<h2>By language</h2>" in (tmp_path / "report.html").read_text(encoding="utf-8")
+
+
+def test_open_answers_in_chinese_are_compared_by_a_chinese_encoder_on_the_english_scale(
+) -> None:
+    from toolbed.harness import OPEN_PASS
+    from toolbed.harness.metrics import embedding_similarity
+    from toolbed.retriever import load_model
+
+    similarity = embedding_similarity()
+    said = "书架上最早出版的是 Middlemarch，1871 年。"
+    assert similarity(said, "Middlemarch 是最早的，出版于1871年。") >= OPEN_PASS
+    assert similarity(said, "你有三个未读的通知。") < 0.5
+    # English pairs keep all-MiniLM-L6-v2's own cosine
+    english = load_model().encode(["It rains.", "Rain is falling."], normalize_embeddings=True)
+    assert similarity("It rains.", "Rain is falling.") == \
+        max(0.0, float(english[0] @ english[1]))
