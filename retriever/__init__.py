@@ -48,7 +48,14 @@ if TYPE_CHECKING:
     from ._languages import MultilingualIndex, query_language
     from ._lexical import BM25, cjk_tokens
     from ._metrics import comp_at_k, mrr, ndcg_at_k, rank, recall_at_k
-    from ._model import DEFAULT_MODEL, DEFAULT_MODELS, default_model, load_model, model_name
+    from ._model import (
+        DEFAULT_MODEL,
+        DEFAULT_MODELS,
+        default_model,
+        english_scale,
+        load_model,
+        model_name,
+    )
     from ._pipeline import STAGES, Hit, Pipeline, keep_best_apps, reciprocal_rank_fusion
     from ._plot import plot_ndcg
     from ._train import (
@@ -93,6 +100,7 @@ __all__ = [
     "default_model",
     "default_model_dir",
     "dev_ndcg",
+    "english_scale",
     "evaluate",
     "keep_best_apps",
     "load_eval_set",

@@ -1,12 +1,13 @@
 """Near-duplicate queries: tasks in different splits must not be paraphrases.
 
 A test query that paraphrases a training query measures memory, not skill. Queries
-are embedded with the retriever's default model (all-MiniLM-L6-v2, shipped offline)
-and every pair from different splits is compared by cosine similarity. That model is
-English-only, so across languages (a Chinese query against an English one) the check
-is on what the tasks do instead: two tasks in different splits and languages that make
-the same request (``same_request``: the same calls with the same arguments) are one
-request asked twice, translated (similarity 1.0).
+are embedded with the retriever's default model of their language (all-MiniLM-L6-v2
+for English, m3e-small for Chinese, both shipped offline) and every pair of one
+language from different splits is compared by cosine similarity, on
+all-MiniLM-L6-v2's scale (``english_scale``), so that one threshold holds for both.
+Across languages the check is on what the tasks do instead: two tasks in different
+splits and languages that make the same request (``same_request``: the same calls
+with the same arguments) are one request asked twice, translated (similarity 1.0).
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from toolbed.retriever import load_model
+from toolbed.retriever import DEFAULT_MODELS, english_scale, load_model
 
 from ._splits import same_request
 from ._task import Task
@@ -39,21 +40,22 @@ def near_duplicates(
 ) -> list[Pair]:
     """Pairs of tasks in different splits whose queries are at least ``threshold``
     similar, most similar first; with ``top``, the ``top`` most similar pairs whatever
-    their similarity (to see how close the suite comes)."""
+    their similarity (to see how close the suite comes). ``encoder`` replaces the
+    English model."""
     import numpy as np
 
-    encoder = encoder or load_model()
-    vectors = encoder.encode([t.query for t in tasks], normalize_embeddings=True,
-                             convert_to_numpy=True, batch_size=64)
-    similarity = vectors @ vectors.T
-    splits = np.array([t.split for t in tasks])
-    langs = np.array([t.lang for t in tasks])
-    across = np.triu(splits[:, None] != splits[None, :], k=1)
-    same_lang = langs[:, None] == langs[None, :]
-    rows, cols = np.nonzero(across & same_lang
-                            & (similarity >= (-1.0 if top else threshold)))
-    pairs = [Pair(tasks[int(i)].id, tasks[int(j)].id, round(float(similarity[i, j]), 4))
-             for i, j in zip(rows, cols, strict=True)]
+    pairs: list[Pair] = []
+    for lang in sorted({t.lang for t in tasks}):
+        group = [t for t in tasks if t.lang == lang]
+        model = (encoder or load_model()) if lang == "en" else load_model(DEFAULT_MODELS[lang])
+        vectors = model.encode([t.query for t in group], normalize_embeddings=True,
+                               convert_to_numpy=True, batch_size=64)
+        similarity = english_scale(vectors @ vectors.T, lang)
+        splits = np.array([t.split for t in group])
+        across = np.triu(splits[:, None] != splits[None, :], k=1)
+        rows, cols = np.nonzero(across & (similarity >= (-1.0 if top else threshold)))
+        pairs += [Pair(group[int(i)].id, group[int(j)].id, round(float(similarity[i, j]), 4))
+                  for i, j in zip(rows, cols, strict=True)]
     pairs += _translated(tasks)
     pairs.sort(key=lambda p: -p.similarity)
     return pairs[:top] if top else pairs

@@ -20,7 +20,7 @@ from typing import Any
 from ._common import canonical
 
 __all__ = [
-    "CHINESE_SCALE", "REVIEW_CLASSES", "Similarity", "embedding_similarity", "exact_similarity",
+    "REVIEW_CLASSES", "Similarity", "embedding_similarity", "exact_similarity",
     "instruct_score", "overall", "plan_f1", "reason_score", "retrieve_score", "review_class",
     "review_score", "understand_score",
 ]
@@ -37,20 +37,11 @@ def exact_similarity(a: str, b: str) -> float:
     return float(a.strip() == b.strip())
 
 
-CHINESE_SCALE = ((0.0, 0.0), (0.727, 0.353), (0.905, 0.8), (1.0, 1.0))
-"""m3e-small's cosine similarity of two Chinese texts, mapped onto all-MiniLM-L6-v2's
-scale by these (m3e-small, all-MiniLM-L6-v2) points, linear in between. m3e-small
-rates unrelated texts far higher (the median over pairs of requests for two APIs of
-one app in the catalog: 0.727 for the Chinese requests, 0.353 for the English ones);
-the points make the medians meet and let through the same share of those unrelated
-pairs at the open answers' bar of 0.8 (0.4%: 0.905 for m3e-small; 1,656 pairs of each
-language, 2026-11-27), so that a score means the same in both languages."""
-
-
 def embedding_similarity(model: Any = None) -> Similarity:
     """Cosine similarity of two texts' embeddings, clipped at 0 (default model:
     ``toolbed.retriever.load_model()``, or for a pair in which a text is Chinese,
-    m3e-small on the scale of ``CHINESE_SCALE``); embeddings are cached per text.
+    m3e-small on all-MiniLM-L6-v2's scale: ``toolbed.retriever.english_scale``);
+    embeddings are cached per text.
 
     A text is exactly as similar to itself as it can be (1.0), so a model is loaded
     only when two texts differ: a run whose answers match their references word for
@@ -71,17 +62,11 @@ def embedding_similarity(model: Any = None) -> Similarity:
     def similarity(a: str, b: str) -> float:
         if a == b:
             return 1.0
-        from toolbed.retriever import query_language
+        from toolbed.retriever import english_scale, query_language
 
         chinese = model is None and "zh" in (query_language(a), query_language(b))
         lang = "zh" if chinese else "en"
-        cosine = max(0.0, float(vector(a, lang) @ vector(b, lang)))
-        if not chinese:
-            return cosine
-        import numpy as np
-
-        xs, ys = zip(*CHINESE_SCALE, strict=True)
-        return float(np.interp(cosine, xs, ys))
+        return float(english_scale(max(0.0, float(vector(a, lang) @ vector(b, lang))), lang))
 
     return similarity
 
