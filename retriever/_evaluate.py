@@ -52,8 +52,7 @@ def baselines(model: str | Path | None = None, lang: str = "en") -> list[Variant
     requests: the retriever as it was before the pipeline, and the papers' baselines."""
     plain = Pipeline(expansion=False, lexical=False, examples=False, apps=0)
     return [Variant("bm25", model, replace(plain, dense=False, lexical=True), lang),
-            Variant(model_name(model if model or lang == "en" else default_model(lang)),
-                    model, plain, lang)]
+            Variant(model_name(model or default_model(lang)), model, plain, lang)]
 
 
 def ablations(best: Variant) -> list[Variant]:

@@ -17,11 +17,12 @@ from typing import Any
 from toolbed.errors import RetrieverError
 
 from ._index import ToolIndex
+from ._lexical import CHINESE_CHARS
 from ._pipeline import Hit, Pipeline
 
 __all__ = ["MultilingualIndex", "query_language"]
 
-_CHINESE = re.compile("[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0002ffff]")
+_CHINESE = re.compile(f"[{CHINESE_CHARS}]")
 
 
 def query_language(text: str) -> str:

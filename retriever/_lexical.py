@@ -19,8 +19,10 @@ from ._pipeline import Hit
 
 __all__ = ["BM25", "cjk_tokens"]
 
-_CJK = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
-_CJK_OR_WORD = re.compile(f"([{_CJK}]+)|([^\\W_{_CJK}]{{2,}})")
+CHINESE_CHARS = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0002ffff"
+"""Chinese characters (the unified ideographs, their extensions, the compatibility
+ones): what the tokenizer cuts into characters, and what makes a request Chinese."""
+_CJK_OR_WORD = re.compile(f"([{CHINESE_CHARS}]+)|([^\\W_{CHINESE_CHARS}]{{2,}})")
 
 
 def cjk_tokens(text: str) -> list[str]:

@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from toolbed.retriever import DEFAULT_MODELS, english_scale, load_model
+from toolbed.retriever import default_model, english_scale, load_model
 
 from ._splits import same_request
 from ._task import Task
@@ -47,7 +47,7 @@ def near_duplicates(
     pairs: list[Pair] = []
     for lang in sorted({t.lang for t in tasks}):
         group = [t for t in tasks if t.lang == lang]
-        model = (encoder or load_model()) if lang == "en" else load_model(DEFAULT_MODELS[lang])
+        model = encoder if encoder and lang == "en" else load_model(default_model(lang))
         vectors = model.encode([t.query for t in group], normalize_embeddings=True,
                                convert_to_numpy=True, batch_size=64)
         similarity = english_scale(vectors @ vectors.T, lang)

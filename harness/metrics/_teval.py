@@ -51,9 +51,9 @@ def embedding_similarity(model: Any = None) -> Similarity:
 
     def vector(text: str, lang: str) -> Any:
         if lang not in encoders:
-            from toolbed.retriever import DEFAULT_MODELS, load_model
+            from toolbed.retriever import default_model, load_model
 
-            encoders[lang] = load_model(None if lang == "en" else DEFAULT_MODELS[lang])
+            encoders[lang] = load_model(default_model(lang))
         if (lang, text) not in cache:
             cache[lang, text] = encoders[lang].encode(text, normalize_embeddings=True,
                                                       show_progress_bar=False)

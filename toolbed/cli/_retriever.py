@@ -69,7 +69,7 @@ def trained_model(model: str | None, lang: str = "en") -> str | None:
     if lang not in DEFAULT_MODELS:
         raise typer.BadParameter(f"--lang {lang!r}: the retriever serves "
                                  f"{', '.join(DEFAULT_MODELS)} (or all)")
-    trained = default_model_dir(None if lang == "en" else DEFAULT_MODELS[lang])
+    trained = default_model_dir(default_model(lang))
     return model or (str(trained) if (trained / "config.json").is_file() else None)
 
 
@@ -202,7 +202,7 @@ def train(
         data = replace(data, queries=data.queries + [q for q, _ in asked],
                        relevant=data.relevant + [r for _, r in asked])
     dev = _split_set(suite, "dev", lang=lang) if early_stopping and split != "dev" else None
-    base = base or (None if lang == "en" else DEFAULT_MODELS[lang])
+    base = base or default_model(lang)
     ranked = None
     if mine:
         with console.status("mining hard negatives with the untrained pipeline"):
