@@ -103,15 +103,16 @@ def mentions(answer: str, value: Any, tolerance: float = 0.0) -> bool:
     for found in re.finditer(re.escape(phrase), text):
         before = text[found.start() - 1] if found.start() else " "
         after = text[found.end()] if found.end() < len(text) else " "
-        if not (_joins(before) or _joins(after)):
+        if not (_joins(before) and _joins(phrase[0]) or _joins(after) and _joins(phrase[-1])):
             return True
     return False
 
 
 def _joins(char: str) -> bool:
-    """Does ``char`` beside a phrase make it part of a longer word? A letter, digit or
-    underscore of a script that spaces its words; not a Chinese or Japanese character,
-    since those scripts write words without spaces ("网址是https://..." mentions the URL)."""
+    """Is ``char`` a letter, digit or underscore of a script that spaces its words? Two
+    such characters side by side are one word ("Tom" is not in "Tomas"); beside a Chinese
+    or Japanese character, which are written without spaces, a word ends ("网址是https://..."
+    mentions the URL, "燃气费88元" mentions 燃气费)."""
     return (char.isalnum() or char == "_") and ord(char) < 0x2E80
 
 

@@ -29,6 +29,10 @@ def test_chinese_text_has_no_spaces_to_bound_a_word() -> None:
     assert mentions("我的同事们都在", "同事")
     assert mentions("一共３本书", 3) and mentions("合计1,280.5元", 1280.5)
     assert not mentions("你最早的那本是Middlemarches。", "Middlemarch")   # still a longer word
+    # a Chinese name ends where digits begin: names and amounts run together in Chinese
+    assert mentions("还没结清的是燃气费88元和宽带年费1200元", "燃气费")
+    assert mentions("电费236.5元", "电费") and mentions("2026年读书计划", "读书计划")
+    assert not mentions("Room 4B2", "4B") and not mentions("v23", "v2")   # Latin still bounds
 
 
 def test_a_chinese_yes_or_no_is_its_first_word() -> None:
