@@ -8,6 +8,7 @@
 """
 
 from ._agents import (
+    ANSWER_IN,
     REACT_PROMPT,
     SYSTEM_PROMPT,
     Agent,
@@ -26,6 +27,7 @@ from ._embedded import DEFAULT_GGUF, EmbeddedChatModel, default_model_path
 from ._react import ReactFormatError, ReactStep, cut_observation, parse_react
 
 __all__ = [
+    "ANSWER_IN",
     "DEFAULT_GGUF",
     "REACT_PROMPT",
     "SYSTEM_PROMPT",

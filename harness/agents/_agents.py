@@ -44,7 +44,7 @@ from .._trajectory import ToolBox, Trajectory
 from ._embedded import EmbeddedChatModel
 from ._react import ReactFormatError, cut_observation, parse_react
 
-__all__ = ["REACT_PROMPT", "SYSTEM_PROMPT", "Agent", "AgentOptions", "Conversation",
+__all__ = ["ANSWER_IN", "REACT_PROMPT", "SYSTEM_PROMPT", "Agent", "AgentOptions", "Conversation",
            "ConversingAgent", "LangChainAgent", "LangChainConversation", "OracleAgent",
            "ReactAgent", "ScriptedChatModel", "chat_model", "make_agent"]
 
@@ -55,6 +55,19 @@ SYSTEM_PROMPT = (
     "final answer in plain text that states the result (numbers and names as the tools "
     "gave them); do not invent results."
 )
+
+ANSWER_IN = {
+    "zh": "The user writes in Chinese: write your final answer in Chinese (请用中文回答), "
+          "with numbers, names and ids exactly as the tools gave them.",
+}
+"""What the system prompt adds for a task asked in another language than English: the
+answer comes back in the user's language (CToolEval's users read Chinese). English
+tasks get the prompt unchanged, so English runs stay comparable with earlier ones."""
+
+
+def prompt_in(prompt: str, lang: str) -> str:
+    """``prompt`` for a user who writes in ``lang`` (``en``, ``zh``)."""
+    return f"{prompt} {ANSWER_IN[lang]}" if lang in ANSWER_IN else prompt
 
 
 REACT_PROMPT = """You help a user by calling tools that act on real applications.
@@ -132,21 +145,22 @@ class LangChainAgent:
         return bool(getattr(self.model, "fork_safe", True))
 
     def run(self, task: Task, tools: ToolBox) -> Trajectory:
-        return self.start(tools).reply(task.query)
+        return self.start(tools, lang=task.lang).reply(task.query)
 
-    def start(self, tools: ToolBox) -> LangChainConversation:
+    def start(self, tools: ToolBox, lang: str = "en") -> LangChainConversation:
         """A conversation over ``tools``: each ``reply`` answers one user turn, with
-        the turns before it (and their tool calls and results) in the model's context."""
-        return LangChainConversation(self, tools)
+        the turns before it (and their tool calls and results) in the model's context;
+        ``lang`` is the user's language, the one the answers are asked in."""
+        return LangChainConversation(self, tools, lang)
 
 
 class LangChainConversation:
     """The messages of one conversation, and the tool loop that answers each turn."""
 
-    def __init__(self, agent: LangChainAgent, tools: ToolBox):
+    def __init__(self, agent: LangChainAgent, tools: ToolBox, lang: str = "en"):
         self.agent, self.tools = agent, tools
         self.bound = agent.model.bind_tools(langchain_tools(tools, tools.offered))
-        self.messages: list[BaseMessage] = [SystemMessage(agent.system_prompt)]
+        self.messages: list[BaseMessage] = [SystemMessage(prompt_in(agent.system_prompt, lang))]
 
     def reply(self, text: str) -> Trajectory:
         """Answer the user's ``text``: call tools until the model answers in text or
@@ -203,8 +217,9 @@ class ReactAgent:
 
     def run(self, task: Task, tools: ToolBox) -> Trajectory:
         trajectory = tools.trajectory
-        messages: list[BaseMessage] = [SystemMessage(self.system_prompt(tools)),
-                                       HumanMessage(task.query)]
+        messages: list[BaseMessage] = [
+            SystemMessage(prompt_in(self.system_prompt(tools), task.lang)),
+            HumanMessage(task.query)]
         for _ in range(self.max_steps):
             try:
                 text = _text(self.model.invoke(messages).content)

@@ -9,9 +9,14 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+from langchain_core.messages import AIMessage
 from typer.testing import CliRunner
 
+from toolbed.apis import Catalog
 from toolbed.cli import app as cli
+from toolbed.connectors import Runtime
+from toolbed.harness import LangChainAgent, ReactAgent, ScriptedChatModel, ToolBox, Trajectory
+from toolbed.harness.agents import ANSWER_IN, SYSTEM_PROMPT
 from toolbed.tasks import Task, assign_splits, load_tasks, near_duplicates
 
 LEFT: dict[str, Any] = {
@@ -107,3 +112,29 @@ def test_open_answers_in_chinese_are_compared_by_a_chinese_encoder_on_the_englis
     english = load_model().encode(["It rains.", "Rain is falling."], normalize_embeddings=True)
     assert similarity("It rains.", "Rain is falling.") == \
         max(0.0, float(english[0] @ english[1]))
+
+
+class _Listening(ScriptedChatModel):
+    """Answers at once, keeping the messages it was given."""
+
+    heard: list[list[Any]] = []
+
+    def invoke(self, messages: Any, *args: Any, **kwargs: Any) -> Any:
+        self.heard.append(list(messages))
+        return super().invoke(messages, *args, **kwargs)
+
+
+def test_an_agent_is_asked_to_answer_in_the_language_of_the_task(catalog: Catalog) -> None:
+    def system_prompt(agent_class: type, lang: str) -> str:
+        model = _Listening(messages=iter([AIMessage("Final Answer: 3")]), heard=[])
+        task = Task.model_validate(LEFT_ZH if lang == "zh" else LEFT)
+        agent_class(model).run(task, ToolBox(Runtime(catalog), ["kinto.list_records"],
+                                             Trajectory()))
+        return str(model.heard[0][0].content)
+
+    for agent_class in (LangChainAgent, ReactAgent):
+        english, chinese = system_prompt(agent_class, "en"), system_prompt(agent_class, "zh")
+        # English runs keep the prompt they always had; Chinese ones add the language
+        assert ANSWER_IN["zh"] not in english and "Chinese" not in english
+        assert chinese == f"{english} {ANSWER_IN['zh']}"
+    assert SYSTEM_PROMPT in system_prompt(LangChainAgent, "en")
