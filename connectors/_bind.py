@@ -9,6 +9,9 @@ extension API, because the standard set cannot express them:
 - ``difference(a, b)``: the items of array ``a`` that are not in ``b`` (what a write
   added to a listing, e.g. the id of a record whose creation response was lost);
 - ``split(s, sep)``: a string cut at each ``sep`` (the name in a WebDAV href);
+- ``unquote(s)``: a percent-encoded string decoded (a WebDAV href names a folder
+  ``%E5%AE%B6%E5%BA%AD`` or ``My%20files``; the runtime encodes a path argument itself,
+  so the name must go back as the app showed it to people: ``家庭``, ``My files``);
 - ``pick(obj, keys)``: ``obj`` with only the ``keys`` it has (the properties a write
   changed, as they were before it: an undo that writes back only those);
 - ``now()``, ``at(days, 'HH:MM')``, ``iso(seconds)`` and ``day(seconds)``: times relative
@@ -23,6 +26,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any
+from urllib.parse import unquote
 
 import jmespath
 from jmespath import functions
@@ -46,6 +50,10 @@ class _Functions(functions.Functions):
     @functions.signature({"types": ["string"]}, {"types": ["string"]})
     def _func_split(self, text: str, sep: str) -> list[str]:
         return text.split(sep)
+
+    @functions.signature({"types": ["string"]})
+    def _func_unquote(self, text: str) -> str:
+        return unquote(text)
 
     @functions.signature({"types": ["object"]}, {"types": ["array"]})
     def _func_pick(self, obj: dict[str, Any], keys: list[Any]) -> dict[str, Any]:

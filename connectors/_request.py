@@ -168,19 +168,25 @@ def _segment(api: Api, name: str, value: Any) -> str:
 
 def _header(api: Api, name: str, field: str, value: Any) -> str:
     """A header value: printable ASCII only (HTTP carries nothing else safely, and CR or
-    LF would start another header); a path-carrying header gets the path rules."""
+    LF would start another header). A path-carrying header gets the path rules, and is
+    sent percent-encoded segment by segment like a path argument (it is a URI: RFC 4918
+    section 10.3), so a file named 装修预算.csv can be a destination."""
     text = _scalar(value)
-    bad = next((c for c in text if not " " <= c <= "~" and c != "\t"), None)
+    path = field.lower() in _PATH_HEADERS
+    bad = next((c for c in text if not (" " <= c <= "~" or c == "\t" or path and c > "\x9f")),
+               None)
     problem = None
     if bad is not None:
         problem = (f"holds {bad!r}; a header value must be printable ASCII (write "
                    "typographic quotes and other characters as ASCII)")
-    elif field.lower() in _PATH_HEADERS:
-        segments = text.split("?")[0].split("/")
+    elif path:
+        segments = text.split("/")
         if not text.startswith("/") or "\\" in text or any(
                 s in (".", "..") for s in segments):
             problem = ("is not a plain path: it must start with '/' and may hold no '.' or "
                        "'..' segment and no '\\'")
+        else:
+            text = "/".join(quote(s, safe="") for s in segments)
     if problem:
         raise UnsafeArgumentError(f"{api.id}: header argument {name!r} = {text[:80]!r} "
                                   f"{problem}", [{"path": name, "message": problem}])

@@ -41,3 +41,13 @@ def test_pick_keeps_the_keys_a_write_changed_as_they_were_before() -> None:
                    "Status": {"status": {"name": "To do"}}, "Total": {"formula": 3}}}}}
     assert bind_args({"properties": "pick(before.body.properties, keys(args.properties))"},
                      context) == {"properties": {"Status": {"status": {"name": "To do"}}}}
+
+
+def test_unquote_gives_back_the_name_a_webdav_href_encodes() -> None:
+    # the runtime percent-encodes a path argument itself: a folder name taken from an
+    # href must be decoded first, or 家庭 is sent as %25E5%25AE... and read as a 404 page
+    item = {"item": {"href": "/%E5%AE%B6%E5%BA%AD/%E8%A3%85%E4%BF%AE.csv"}}
+    assert bind_args({"folder": "unquote(split(item.href, '/')[1])",
+                      "name": "unquote(split(item.href, '/')[2])"}, item) == {
+        "folder": "家庭", "name": "装修.csv"}
+    assert evaluate("unquote('My%20files')", {}) == "My files"

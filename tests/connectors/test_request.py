@@ -155,3 +155,15 @@ def test_arguments_that_are_not_an_object_are_refused_and_nothing_is_sent(demo_c
         observation = rt.observe("demo.get_item", args)
     assert sent == [] and observation.error is not None
     assert "arguments must be a JSON object" in observation.error.message
+
+
+def test_a_path_in_a_header_is_sent_percent_encoded_like_a_path_argument(catalog):
+    request = build_request(catalog.api("wsgidav.move_file"), {
+        "folder": "notes", "name": "todo.txt", "destination": "/家庭/待办 清单.txt"},
+        "http://127.0.0.1:9/dav")
+    assert request.headers["destination"] == (
+        "/%E5%AE%B6%E5%BA%AD/%E5%BE%85%E5%8A%9E%20%E6%B8%85%E5%8D%95.txt")
+    with pytest.raises(ArgumentError, match="destination"):     # a C1 control is not a name
+        build_request(catalog.api("wsgidav.move_file"), {
+            "folder": "notes", "name": "todo.txt", "destination": "/notes/a\x85b"},
+            "http://127.0.0.1:9/dav")
