@@ -6,8 +6,8 @@ names the argument, whatever the value (a lone surrogate, NaN, a header value th
 not printable ASCII, a URL too long to send), never another exception. And no argument
 can move a request elsewhere: every path value is one percent-encoded segment, values
 that are dot segments or carry a ``/`` are refused, a header that carries a path
-(WebDAV's ``Destination``) gets the same rules per segment, and the built URL is
-checked to keep the base URL's scheme, host, port and path.
+(WebDAV's ``Destination``) gets the same rules and the same encoding per segment, and
+the built URL is checked to keep the base URL's scheme, host, port and path.
 """
 
 from __future__ import annotations
