@@ -30,6 +30,7 @@ if TYPE_CHECKING:
         read_cassette,
     )
     from ._check import FAKE_SECRET, Health, built_request, check_live, request_mismatches
+    from ._clock import now, running_at
     from ._drift import (
         Change,
         Drift,
@@ -106,6 +107,7 @@ __all__ = [
     "made_when",
     "made_with",
     "mcp_tool",
+    "now",
     "openai_tool",
     "own",
     "parse_mode",
@@ -117,6 +119,7 @@ __all__ = [
     "run_exercise",
     "run_steps",
     "running_apps",
+    "running_at",
     "save_running",
     "stop_app",
     "tool_name",

@@ -81,6 +81,7 @@ class DialogueResult:
         d = self.dialogue
         row = {"dialogue": d.id, "trial": self.trial, "apps": d.apps,
                "granularity": d.granularity, "split": d.split, "category": d.category,
+               "lang": d.lang,
                "turns": len(d.turns), "user": "scripted" if self.said is None else "simulated",
                "success": self.success, "right": self.right, "scores": self.scores,
                "problems": self.problems, "errors": self.errors,
@@ -108,7 +109,7 @@ def run_agent_dialogue(
         result.problems.append("the reference run failed: " + reference.summary())
     scope, tools = _scope(runtime, dialogue, offered)
     with scope:
-        conversation = conversing.start(tools)
+        conversation = conversing.start(tools, lang=dialogue.lang)
         for turn, gold in zip(dialogue.turns, reference.turns, strict=True):
             tools.trajectory = Trajectory(offered=list(tools.offered))
             checks = turn.answer.state if turn.answer is not None and \
@@ -145,7 +146,7 @@ def run_simulated_dialogue(
     scope, tools = _scope(runtime, dialogue, offered)
     replies: list[str] = []
     with scope:
-        conversation = conversing.start(tools)
+        conversation = conversing.start(tools, lang=dialogue.lang)
         session = user.start(dialogue)
         message = session.say(GREETING)
         while message is not None:
@@ -272,8 +273,8 @@ def evaluate_dialogues(
 
 def dialogue_summary(rows: Sequence[dict[str, Any]], **spec: Any) -> dict[str, Any]:
     """Success, the mean of every score and pass^k (k up to the fewest trials of a
-    dialogue), over all runs and by granularity; with a simulated user, how often the
-    user itself went wrong."""
+    dialogue), over all runs, by granularity and by language; with a simulated user,
+    how often the user itself went wrong."""
     def means(group: Sequence[dict[str, Any]]) -> dict[str, Any]:
         names = sorted({n for r in group for n in r["scores"]})
         trials: dict[str, list[bool]] = {}
@@ -290,6 +291,8 @@ def dialogue_summary(rows: Sequence[dict[str, Any]], **spec: Any) -> dict[str, A
     summary = {**spec, "all": means(rows) if rows else {"dialogues": 0, "runs": 0},
                "by_granularity": {k: means([r for r in rows if r["granularity"] == k])
                                   for k in kinds},
+               "by_lang": {lang: means([r for r in rows if r.get("lang", "en") == lang])
+                           for lang in sorted({r.get("lang", "en") for r in rows})},
                "problems": sum(bool(r["problems"]) for r in rows)}
     errors = [e for r in rows for e in r.get("errors", [])]
     if errors:

@@ -366,15 +366,21 @@ _DIALOGUE_SCORES = ("success", "goal", "sr", "ats", "sats", "tpr", "ts", "ps", "
                     "tool_match", "user_turns")
 
 
+def _dialogue_groups(summary: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """The rows of a dialogue table: all runs, each granularity, each language."""
+    return {"all": summary["all"], **summary["by_granularity"],
+            **{f"in {lang}": g for lang, g in summary.get("by_lang", {}).items()}}
+
+
 def dialogue_markdown(summary: dict[str, Any]) -> str:
-    """A dialogue summary (``dialogue_summary``) as Markdown: the scores by granularity,
-    pass^k, and the simulated user's own errors."""
-    groups = {"all": summary["all"], **summary["by_granularity"]}
+    """A dialogue summary (``dialogue_summary``) as Markdown: the scores by granularity
+    and language, pass^k, and the simulated user's own errors."""
+    groups = _dialogue_groups(summary)
     names = [n for n in _DIALOGUE_SCORES if any(n in g for g in groups.values())]
     lines = [f"# {summary.get('agent', 'agent')} on {summary['all']['dialogues']} dialogues "
              f"({summary['all']['runs']} runs, mode {summary.get('mode', '?')}, user "
              f"{summary.get('user', 'scripted')}, tools {summary.get('tools', '?')})", "",
-             "| granularity | dialogues | " + " | ".join(names) + " |",
+             "| dialogues of | dialogues | " + " | ".join(names) + " |",
              "|---" * (len(names) + 2) + "|"]
     lines += [f"| {kind} | {g['dialogues']} | " + " | ".join(
         f"{g[n]:.3f}" if n in g else "-" for n in names) + " |" for kind, g in groups.items()]
@@ -400,9 +406,9 @@ def dialogue_html(summary: dict[str, Any]) -> str:
     """The same as ``dialogue_markdown``, as a section of an HTML page."""
     import html
 
-    groups = {"all": summary["all"], **summary["by_granularity"]}
+    groups = _dialogue_groups(summary)
     names = [n for n in _DIALOGUE_SCORES if any(n in g for g in groups.values())]
-    head = "".join(f"<th>{n}</th>" for n in ["granularity", "dialogues", *names])
+    head = "".join(f"<th>{n}</th>" for n in ["dialogues of", "dialogues", *names])
     rows = "".join("<tr>" + "".join(f"<td>{c}</td>" for c in [
         html.escape(kind), g["dialogues"], *(f"{g[n]:.3f}" if n in g else "-" for n in names)])
         + "</tr>" for kind, g in groups.items())

@@ -36,13 +36,21 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
 
 from toolbed.apis import Catalog
-from toolbed.connectors import Mode, Runtime, StepResult, api_id_of, openai_tool, tool_name
+from toolbed.connectors import (
+    Mode,
+    Runtime,
+    StepResult,
+    api_id_of,
+    openai_tool,
+    running_at,
+    tool_name,
+)
 from toolbed.tasks._suite import TASK_CASSETTES, task_cassette
 from toolbed.tasks._task import Task
 
 from ._oracle import TaskRun, run_oracle
 from ._runner import offered_tools
-from .agents._agents import SYSTEM_PROMPT, _text
+from .agents._agents import SYSTEM_PROMPT, _text, prompt_in
 from .metrics import (
     StepPrediction,
     canonical,
@@ -108,7 +116,7 @@ def _messages(case: StepCase, observation_cap: int, upto: int | None = None
               ) -> list[BaseMessage]:
     """The conversation so far: the query, then the gold calls before step ``upto``
     (default: the case's step) with what each returned."""
-    return [SystemMessage(STEP_PROMPT), HumanMessage(case.task.query),
+    return [SystemMessage(prompt_in(STEP_PROMPT, case.task.lang)), HumanMessage(case.task.query),
             *gold_call_messages(case.steps[:case.index if upto is None else upto],
                                 observation_cap)]
 
@@ -170,18 +178,19 @@ def run_stepwise(
     mode the model's own traffic goes to / comes from ``cassettes/<task>.steps.yaml``."""
     mode = Mode(mode)
     sim = similarity or exact_similarity
-    runs = []
+    runs, clocks = [], []
     for task in tasks:
         with Runtime(catalog, mode=Mode.REPLAY,
                      cassette=task_cassette(task, Path(task_cassettes))) as replay:
             runs.append(run_oracle(replay, task))
+            clocks.append(replay.clock)          # the gold chain's "now"
     rows = []
     for n, (task, run) in enumerate(zip(tasks, runs, strict=True)):
         offered = offered_tools(catalog, task, tools)
         bound = model.bind_tools([openai_tool(catalog.api(a)) for a in offered])
         cassette = Path(cassettes) / f"{task.id}.steps.yaml" if cassettes else None
         predictions, reasons, instructs, reviews = [], [], [], []
-        with Runtime(catalog, mode=mode, cassette=cassette, apps={}):
+        with Runtime(catalog, mode=mode, cassette=cassette, apps={}), running_at(clocks[n]):
             plan = _plan(bound, task)
             for case in step_cases(task, run):
                 reply = _ask(bound, _messages(case, observation_cap))
@@ -232,7 +241,7 @@ def _ask(model: Any, messages: list[BaseMessage]) -> AIMessage | None:
 
 def _plan(bound: Any, task: Task) -> list[tuple[str, Any]]:
     """The model's whole plan, from a JSON list in its text or from its tool calls."""
-    reply = _ask(bound, [SystemMessage(STEP_PROMPT), HumanMessage(task.query),
+    reply = _ask(bound, [SystemMessage(prompt_in(STEP_PROMPT, task.lang)), HumanMessage(task.query),
                          HumanMessage(PLAN_PROMPT)])
     if reply is None:
         return []

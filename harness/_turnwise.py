@@ -25,7 +25,7 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 
 from toolbed.apis import Catalog
-from toolbed.connectors import Mode, Runtime, api_id_of, openai_tool
+from toolbed.connectors import Mode, Runtime, api_id_of, openai_tool, running_at
 from toolbed.tasks._dialogue import (
     DIALOGUE_CASSETTES,
     GRANULARITIES,
@@ -37,7 +37,7 @@ from toolbed.tasks._dialogue import (
 from ._oracle import DialogueRun, TurnRun, run_dialogue
 from ._stepwise import _ask, _mean, gold_call_messages
 from ._trajectory import Trajectory
-from .agents._agents import SYSTEM_PROMPT, _text
+from .agents._agents import SYSTEM_PROMPT, _text, prompt_in
 from .metrics import parameter_selection, tool_selection
 from .scoring import turn_right
 
@@ -50,7 +50,7 @@ TURN_SCORES = ("turn", "ts", "ps", "asks")
 def turn_history(run: DialogueRun, upto: int, observation_cap: int = 6000
                  ) -> list[BaseMessage]:
     """The gold conversation before turn ``upto`` (from 0), then that turn's query."""
-    messages: list[BaseMessage] = [SystemMessage(SYSTEM_PROMPT)]
+    messages: list[BaseMessage] = [SystemMessage(prompt_in(SYSTEM_PROMPT, run.dialogue.lang))]
     for turn in run.turns[:upto]:
         messages += [HumanMessage(turn.turn.query),
                      *gold_call_messages(turn.steps, observation_cap, f"call_{turn.number}"),
@@ -93,12 +93,13 @@ def run_turnwise(
         with Runtime(catalog, mode=Mode.REPLAY,
                      cassette=dialogue_cassette(dialogue, Path(dialogue_cassettes))) as replay:
             run = run_dialogue(replay, dialogue)
+            clock = replay.clock              # the gold turns' "now"
         offered = list(dict.fromkeys(s.api for s in dialogue.chain)) if tools == "gold" else [
             a.id for name in dialogue.apps for a in catalog.app(name).apis]
         bound = model.bind_tools([openai_tool(catalog.api(a)) for a in offered])
         cassette = Path(cassettes) / f"{dialogue.id}.turns.yaml" if cassettes else None
         moves = []
-        with Runtime(catalog, mode=mode, cassette=cassette, apps={}):
+        with Runtime(catalog, mode=mode, cassette=cassette, apps={}), running_at(clock):
             for n, turn in enumerate(run.turns):
                 reply = _ask(bound, turn_history(run, n, observation_cap))
                 moves.append(_move(turn, reply, similarity))

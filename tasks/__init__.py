@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 from toolbed._lazy import attach as _attach
 
 if TYPE_CHECKING:
-    from ._dedup import PARAPHRASE_THRESHOLD, Pair, near_duplicates
+    from ._dedup import PARAPHRASE_THRESHOLD, Pair, near_duplicates, translated_dialogues
     from ._dialogue import (
         DIALOGUE_CASSETTES,
         DIALOGUES_DIR,
@@ -38,6 +38,7 @@ if TYPE_CHECKING:
         TaskSuite,
         check_calls,
         check_flags,
+        check_lang,
         check_task,
         load_file,
         load_items,
@@ -75,6 +76,7 @@ __all__ = [
     "check_calls",
     "check_dialogue",
     "check_flags",
+    "check_lang",
     "dialogue_cassette",
     "load_dialogues",
     "load_items",
@@ -99,6 +101,7 @@ __all__ = [
     "load_file",
     "load_tasks",
     "near_duplicates",
+    "translated_dialogues",
     "set_field",
     "task_cassette",
     "dialogue_stats",

@@ -7,7 +7,8 @@ language from different splits is compared by cosine similarity, on
 all-MiniLM-L6-v2's scale (``english_scale``), so that one threshold holds for both.
 Across languages the check is on what the tasks do instead: two tasks in different
 splits and languages that make the same request (``same_request``: the same calls
-with the same arguments) are one request asked twice, translated (similarity 1.0).
+with the same arguments) are one request asked twice, translated (similarity 1.0);
+so are two dialogues whose turns make the same requests (``translated_dialogues``).
 """
 
 from __future__ import annotations
@@ -18,10 +19,11 @@ from typing import Any
 
 from toolbed.retriever import default_model, english_scale, load_model
 
+from ._dialogue import Dialogue
 from ._splits import same_request
 from ._task import Task
 
-__all__ = ["PARAPHRASE_THRESHOLD", "Pair", "near_duplicates"]
+__all__ = ["PARAPHRASE_THRESHOLD", "Pair", "near_duplicates", "translated_dialogues"]
 
 PARAPHRASE_THRESHOLD = 0.9
 """Cosine similarity at or above which two queries count as paraphrases."""
@@ -61,11 +63,18 @@ def near_duplicates(
     return pairs[:top] if top else pairs
 
 
-def _translated(tasks: Sequence[Task]) -> list[Pair]:
-    """Pairs of tasks in different languages and splits that make the same request."""
-    by_request: dict[str, list[Task]] = {}
-    for task in tasks:
-        by_request.setdefault(same_request(task), []).append(task)
+def translated_dialogues(dialogues: Sequence[Dialogue]) -> list[Pair]:
+    """Pairs of dialogues in different languages and splits whose turns make the same
+    requests: one dialogue translated into another split."""
+    return _translated(dialogues)
+
+
+def _translated(items: Sequence[Task] | Sequence[Dialogue]) -> list[Pair]:
+    """Pairs of tasks (or dialogues) in different languages and splits that make the
+    same request."""
+    by_request: dict[str, list[Task | Dialogue]] = {}
+    for item in items:
+        by_request.setdefault(same_request(item), []).append(item)
     return [Pair(a.id, b.id, 1.0) for group in by_request.values()
             for i, a in enumerate(group) for b in group[i + 1:]
             if a.lang != b.lang and a.split != b.split]

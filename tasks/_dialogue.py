@@ -44,10 +44,11 @@ from ._suite import (
     CheckedCalls,
     check_calls,
     check_flags,
+    check_lang,
     load_items,
     yaml_files,
 )
-from ._task import CATEGORIES, Answer, _Model
+from ._task import CATEGORIES, LANGS, Answer, _Model
 
 __all__ = [
     "DIALOGUES_DIR", "DIALOGUE_CASSETTES", "GRANULARITIES", "Dialogue", "DialogueSuite",
@@ -96,6 +97,8 @@ class Dialogue(_Model):
     category: Literal[CATEGORIES] = Field(  # type: ignore[valid-type]
         description="ToolEyes' scenario label")
     split: Literal["train", "dev", "test"]
+    lang: Literal[LANGS] = Field(  # type: ignore[valid-type]
+        "en", description="The language the user speaks in, every turn (as a task's)")
     irreversible: bool = Field(
         False, description="A turn makes a write that has no undo (on objects the "
         "dialogue created itself)")
@@ -173,8 +176,12 @@ class DialogueSuite:
                             "them") from None
 
     def filter(self, apps: Iterable[str] = (), splits: Iterable[str] = (),
-               ids: Iterable[str] = (), granularities: Iterable[str] = ()) -> list[Dialogue]:
+               ids: Iterable[str] = (), granularities: Iterable[str] = (),
+               lang: str | None = None) -> list[Dialogue]:
+        """The dialogues on any of ``apps``, in one of ``splits``, with one of ``ids``
+        and ``granularities``, asked in ``lang`` (None or ``all``: any language)."""
         apps, splits, ids, kinds = set(apps), set(splits), set(ids), set(granularities)
+        check_lang(lang, "dialogues")
         for wanted in ids - set(self.dialogues):
             self.dialogue(wanted)
         unknown = kinds - set(GRANULARITIES)
@@ -183,7 +190,8 @@ class DialogueSuite:
                             f"{', '.join(GRANULARITIES)}")
         return [d for d in self
                 if (not apps or apps & set(d.apps)) and (not splits or d.split in splits)
-                and (not ids or d.id in ids) and (not kinds or d.granularity in kinds)]
+                and (not ids or d.id in ids) and (not kinds or d.granularity in kinds)
+                and (lang in (None, "all") or d.lang == lang)]
 
 
 def load_dialogues(*roots: str | Path, catalog: Catalog | None = None) -> DialogueSuite:

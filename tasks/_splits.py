@@ -15,6 +15,7 @@ import json
 from collections import Counter
 from collections.abc import Sequence
 
+from ._dialogue import Dialogue
 from ._task import Task
 
 __all__ = ["HELD_OUT", "SHARES", "assign_splits", "same_request"]
@@ -29,14 +30,18 @@ def _unit(task_id: str) -> float:
     return int.from_bytes(digest[:8], "big") / 2**64
 
 
-def same_request(task: Task) -> str:
+def same_request(item: Task | Dialogue) -> str:
     """What a task asks of the apps, whatever its language: its calls, each with the
     arguments it gives and binds, and what its answer takes from them (the expressions
     and values of its check, not the words of an open answer's references). A task asked
-    in Chinese with the same request as an English one is that task translated."""
-    answer = task.answer.model_dump(mode="json", exclude={"references"})
-    return json.dumps([answer, *([s.api, s.args, sorted(s.bind)] for s in task.chain)],
-                      sort_keys=True, ensure_ascii=False, default=str)
+    in Chinese with the same request as an English one is that task translated. A
+    dialogue's is its turns' requests, in order (a turn that asks: the value it asks
+    for is in words, so only that it asks)."""
+    turns = [item] if isinstance(item, Task) else item.turns
+    return json.dumps([[
+        t.answer.model_dump(mode="json", exclude={"references"}) if t.answer else "asks",
+        *([s.api, s.args, sorted(s.bind)] for s in t.chain)] for t in turns],
+        sort_keys=True, ensure_ascii=False, default=str)
 
 
 def assign_splits(tasks: Sequence[Task]) -> dict[str, str]:

@@ -44,7 +44,7 @@ def dialogue_stats(dialogues: Iterable[Dialogue]) -> dict[str, Any]:
     counts one-app and two-app dialogues, ``asks`` those with a turn that asks."""
     dialogues = list(dialogues)
     counts: dict[str, Counter[str]] = {g: Counter() for g in (
-        "app", "granularity", "turns", "apps", "asks", "category", "split")}
+        "app", "granularity", "turns", "apps", "asks", "category", "split", "lang")}
     for d in dialogues:
         counts["app"].update(d.apps)
         counts["granularity"][d.granularity] += 1
@@ -53,6 +53,7 @@ def dialogue_stats(dialogues: Iterable[Dialogue]) -> dict[str, Any]:
         counts["asks"]["a turn asks" if any(t.asks for t in d.turns) else "none asks"] += 1
         counts["category"][d.category] += 1
         counts["split"][d.split] += 1
+        counts["lang"][d.lang] += 1
     out: dict[str, Any] = {"total": len(dialogues)}
     for grouping, counter in counts.items():
         keys = sorted(counter, key=int) if grouping == "turns" else sorted(counter)
@@ -115,8 +116,11 @@ def task_table(tasks: Iterable[Task], catalog: Catalog, dialogues: Iterable[Dial
         two, asks = stats["apps"].get("two apps", 0), stats["asks"].get("a turn asks", 0)
         kinds = ", ".join(f"{k} {v}" for k, v in stats["granularity"].items())
         turns = ", ".join(f"{k}: {v}" for k, v in stats["turns"].items())
+        zh = stats["lang"].get("zh", 0)
+        chinese_talks = f", {zh} in Chinese" if zh else ""
         lines.append(
-            f"Dialogues: {len(dialogues)} ({kinds}); turns per dialogue: {turns}; "
+            f"Dialogues: {len(dialogues)}{chinese_talks} ({kinds}); "
+            f"turns per dialogue: {turns}; "
             f"over two apps {two} ({100 * two / len(dialogues):.0f}%); with a turn that asks "
             f"{asks} ({100 * asks / len(dialogues):.0f}%); train / dev / test "
             f"{stats['split'].get('train', 0)} / {stats['split'].get('dev', 0)} / "

@@ -23,7 +23,8 @@ from ._task import LANGS, Answer, Task
 
 __all__ = [
     "TASKS_DIR", "TASK_CASSETTES", "CheckedCalls", "TaskSuite", "check_calls", "check_flags",
-    "check_task", "load_file", "load_items", "load_tasks", "set_field", "task_cassette",
+    "check_lang", "check_task", "load_file", "load_items", "load_tasks", "set_field",
+    "task_cassette",
     "yaml_files",
 ]
 
@@ -82,9 +83,7 @@ class TaskSuite:
     ) -> list[Task]:
         """Tasks that touch any of ``apps`` and have one of ``types``/``splits``/``ids``,
         of ``tier`` and asked in ``lang`` (None or ``all``: any language)."""
-        if lang not in (None, "all", *LANGS):
-            raise TaskError(f"no language {lang!r}: tasks are asked in "
-                            f"{', '.join(LANGS)} (or pick all)")
+        check_lang(lang, "tasks")
         apps, types, splits, ids = set(apps), set(types), set(splits), set(ids)
         for wanted in ids - set(self.tasks):
             self.task(wanted)
@@ -95,6 +94,13 @@ class TaskSuite:
             and (tier is None or self.tier(t) == tier)
             and (lang in (None, "all") or t.lang == lang)
         ]
+
+
+def check_lang(lang: str | None, kind: str) -> None:
+    """Refuse a language no task or dialogue is asked in (None and ``all`` mean any)."""
+    if lang not in (None, "all", *LANGS):
+        raise TaskError(f"no language {lang!r}: {kind} are asked in {', '.join(LANGS)} "
+                        "(or pick all)")
 
 
 def load_tasks(*roots: str | Path, catalog: Catalog | None = None) -> TaskSuite:

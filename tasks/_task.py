@@ -181,7 +181,7 @@ class Task(_Model):
     category: Literal[CATEGORIES] = Field(  # type: ignore[valid-type]
         description="ToolEyes' scenario label")
     split: Literal["train", "dev", "test"]
-    lang: Literal["en", "zh"] = Field(
+    lang: Literal[LANGS] = Field(  # type: ignore[valid-type]
         "en", description="The language the user asks in (CToolEval's tasks are Chinese); "
         "the catalog, the apps and the gold chain are the same whatever the language")
     irreversible: bool = Field(

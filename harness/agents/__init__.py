@@ -22,6 +22,7 @@ from ._agents import (
     ScriptedChatModel,
     chat_model,
     make_agent,
+    prompt_in,
 )
 from ._embedded import DEFAULT_GGUF, EmbeddedChatModel, default_model_path
 from ._react import ReactFormatError, ReactStep, cut_observation, parse_react
@@ -43,6 +44,7 @@ __all__ = [
     "ReactFormatError",
     "ReactStep",
     "ScriptedChatModel",
+    "prompt_in",
     "chat_model",
     "cut_observation",
     "default_model_path",

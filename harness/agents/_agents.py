@@ -29,13 +29,14 @@ import json
 import os
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import Any, Protocol, runtime_checkable
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
 
-from toolbed.connectors import langchain_tools
+from toolbed.connectors import langchain_tools, now
 from toolbed.errors import AgentError
 from toolbed.registry import lookup, register
 from toolbed.tasks._task import Task
@@ -61,13 +62,18 @@ ANSWER_IN = {
           "with numbers, names and ids exactly as the tools gave them.",
 }
 """What the system prompt adds for a task asked in another language than English: the
-answer comes back in the user's language (CToolEval's users read Chinese). English
-tasks get the prompt unchanged, so English runs stay comparable with earlier ones."""
+answer comes back in the user's language (CToolEval's users read Chinese)."""
 
 
-def prompt_in(prompt: str, lang: str) -> str:
-    """``prompt`` for a user who writes in ``lang`` (``en``, ``zh``)."""
-    return f"{prompt} {ANSWER_IN[lang]}" if lang in ANSWER_IN else prompt
+def prompt_in(prompt: str, lang: str, clock: int | None = None) -> str:
+    """``prompt`` for a run at ``clock`` (default: the run's clock, which a runtime sets
+    and a replay takes from its recording) for a user who writes in ``lang`` (``en``,
+    ``zh``). It says the date and time first: a request for "tomorrow at 09:00" is
+    bound to that clock in the gold chain (``at()``), and an agent that is not told the
+    date can only guess it."""
+    when = datetime.fromtimestamp(now() if clock is None else clock, UTC)
+    dated = f"{prompt} It is now {when:%A %d %B %Y, %H:%M} UTC."
+    return f"{dated} {ANSWER_IN[lang]}" if lang in ANSWER_IN else dated
 
 
 REACT_PROMPT = """You help a user by calling tools that act on real applications.
@@ -107,7 +113,7 @@ class Conversation(Protocol):
 class ConversingAgent(Agent, Protocol):
     """An agent that can hold a dialogue (``LangChainAgent``, so the embedded one too)."""
 
-    def start(self, tools: ToolBox) -> Conversation: ...
+    def start(self, tools: ToolBox, lang: str = "en") -> Conversation: ...
 
 
 class OracleAgent:

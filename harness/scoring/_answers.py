@@ -73,16 +73,33 @@ def _items(value: Any) -> list[Any]:
 
 
 _CHINESE_NO = ("不", "没", "否", "无", "未", "非")
-_CHINESE_YES = ("是", "对", "有", "已", "能", "会", "可以", "在", "嗯", "好")
+_CHINESE_YES = ("是", "对", "有", "已", "能", "会", "可以", "在", "嗯", "好", "允许", "开着")
+_CHINESE_AFFIRMING = ("没错", "不错", "没问题", "无误")
+"""Set phrases that say yes with a negating character in them."""
+_QUOTED = re.compile(r"“[^”]*”|「[^」]*」|『[^』]*』|《[^》]*》|\"[^\"]*\"")
+_LEADING_ADVERBS = re.compile(r"^(?:已经|还是|还|都|也|目前|现在|暂时|仍然|依然)+")
+_CLAUSE_END = re.compile(r"[,.;:!?。；：！？、\n]")
 
 
 def chinese_yes_no(answer: str) -> bool | None:
-    """What a Chinese answer says to a yes/no question, read off its first word, as
-    Chinese answers one (是的，… / 没有，… / 不是，…); None when it starts otherwise."""
-    text = normalise(answer).lstrip("，。！、 ")
-    if text.startswith(_CHINESE_NO):
+    """What a Chinese answer says to a yes/no question, read off its first clause, as
+    Chinese answers one (是的，… / 没有，… / 已经不在了): its first word says yes or no
+    (after an adverb such as 已经 or 还, so 已经没有了 is a no); else a clause that
+    negates (不, 没, 未 ...) is a no, like “周报”这个标签已经不在了. Quoted names are
+    skipped (a tag named 不错 says nothing). None when the clause does neither: a
+    statement without an answer word (这个监控已经暂停了) depends on the question."""
+    text = _QUOTED.sub("", normalise(answer)).lstrip("，。！、 ")
+    clause = _CLAUSE_END.split(text, maxsplit=1)[0].strip()
+    rest = _LEADING_ADVERBS.sub("", clause)
+    for start in (rest, clause):
+        if start.startswith(_CHINESE_AFFIRMING):
+            return True
+        if start.startswith(_CHINESE_NO):
+            return False
+    if any(n in clause for n in _CHINESE_NO) and not any(
+            a in clause for a in _CHINESE_AFFIRMING):
         return False
-    if text.startswith(_CHINESE_YES):
+    if rest.startswith(_CHINESE_YES) or clause.startswith(_CHINESE_YES):
         return True
     return None
 

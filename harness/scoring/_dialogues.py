@@ -54,7 +54,7 @@ def turn_right(turn: Turn, trajectory: Trajectory, expected: Any, before: Sequen
     """Whether the agent's turn did what the user asked (see the module's docstring)."""
     text = trajectory.answer or ""
     if turn.asks is not None:
-        return not any(c.valid for c in trajectory.calls) and "?" in text
+        return not any(c.valid for c in trajectory.calls) and ("?" in text or "？" in text)
     answer = turn.answer
     assert answer is not None
     if answer.type == "operational":

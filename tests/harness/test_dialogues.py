@@ -256,7 +256,7 @@ def test_eval_replays_every_shipped_dialogue_with_the_oracle_at_100_percent(
     monkeypatch.setenv("TOOLBED_HOME", str(tmp_path / "home"))
     result = CliRunner().invoke(cli, [
         "eval", "--agent", "oracle", "--mode", "replay", "--turns", "multi",
-        "--split", "train", "--split", "dev", "--split", "test",
+        "--split", "train", "--split", "dev", "--split", "test", "--lang", "all",
         "--run-dir", str(tmp_path / "run")])
     assert result.exit_code == 0, result.output
     summary = json.loads((tmp_path / "run" / "dialogues.json").read_text())
@@ -264,6 +264,8 @@ def test_eval_replays_every_shipped_dialogue_with_the_oracle_at_100_percent(
     assert {summary["all"][n] for n in ("success", "sr", "ats", "sats", "tpr", "tn", "to",
                                         "tool_match")} == {1.0}
     assert set(summary["by_granularity"]) == {d.granularity for d in SHIPPED}
+    assert {lang: g["dialogues"] for lang, g in summary["by_lang"].items()} == \
+        {lang: sum(d.lang == lang for d in SHIPPED) for lang in {d.lang for d in SHIPPED}}
     assert set(summary["errors"].values()) == {0}
     assert f"| all | {len(SHIPPED)} | 1.000 |" in (tmp_path / "run" / "dialogues.md").read_text()
     assert "<h2>Dialogues</h2>" in (tmp_path / "run" / "report.html").read_text()

@@ -1,6 +1,7 @@
-"""Tasks asked in Chinese (`lang: zh`) beside English ones: chosen with `--lang`,
-counted by language, split so that a translation stays in its original's split and
-never moves an English task, and caught by the near-duplicate check across languages."""
+"""Tasks and dialogues asked in Chinese (`lang: zh`) beside English ones: chosen with
+`--lang`, counted and scored by language, split so that a translation stays in its
+original's split and never moves an English task, caught by the near-duplicate check
+across languages, and answered in the language they are asked in."""
 
 from __future__ import annotations
 
@@ -8,16 +9,29 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
 import yaml
 from langchain_core.messages import AIMessage
 from typer.testing import CliRunner
 
 from toolbed.apis import Catalog
 from toolbed.cli import app as cli
-from toolbed.connectors import Runtime
+from toolbed.connectors import Mode, Runtime
+from toolbed.errors import TaskError
 from toolbed.harness import LangChainAgent, ReactAgent, ScriptedChatModel, ToolBox, Trajectory
 from toolbed.harness.agents import ANSWER_IN, SYSTEM_PROMPT
-from toolbed.tasks import Task, assign_splits, load_tasks, near_duplicates
+from toolbed.tasks import (
+    LANGS,
+    Dialogue,
+    Pair,
+    Task,
+    assign_splits,
+    dialogue_cassette,
+    load_dialogues,
+    load_tasks,
+    near_duplicates,
+    translated_dialogues,
+)
 
 LEFT: dict[str, Any] = {
     "id": "kinto-left", "query": "How many things on my Lisbon packing list are not packed?",
@@ -134,7 +148,104 @@ def test_an_agent_is_asked_to_answer_in_the_language_of_the_task(catalog: Catalo
 
     for agent_class in (LangChainAgent, ReactAgent):
         english, chinese = system_prompt(agent_class, "en"), system_prompt(agent_class, "zh")
-        # English runs keep the prompt they always had; Chinese ones add the language
+        # the same prompt; a Chinese run adds the language
         assert ANSWER_IN["zh"] not in english and "Chinese" not in english
         assert chinese == f"{english} {ANSWER_IN['zh']}"
     assert SYSTEM_PROMPT in system_prompt(LangChainAgent, "en")
+
+
+def test_the_agent_is_told_the_run_s_date_that_tomorrow_is_bound_to() -> None:
+    """A gold chain binds "tomorrow at 09:00" to the run's clock (the recording's, in a
+    replay): the prompt names the same day, so the agent need not guess it."""
+    from datetime import UTC, datetime
+
+    from toolbed.connectors import evaluate, running_at
+    from toolbed.harness.agents import prompt_in
+
+    clock = int(datetime(2025, 3, 14, 8, 30, tzinfo=UTC).timestamp())
+    with running_at(clock):
+        told = prompt_in(SYSTEM_PROMPT, "en")
+        tomorrow = evaluate("at(`1`, '09:00')", {})
+    assert told == f"{SYSTEM_PROMPT} It is now Friday 14 March 2025, 08:30 UTC."
+    assert datetime.fromtimestamp(tomorrow, UTC).strftime("%A %d") == "Saturday 15"
+    assert prompt_in(SYSTEM_PROMPT, "zh", clock).endswith(f"08:30 UTC. {ANSWER_IN['zh']}")
+
+
+# -- dialogues -------------------------------------------------------------------------
+
+class _Heard:
+    """A conversing agent that answers nothing and notes the language it was started in."""
+
+    name, model_name = "heard", None
+
+    def __init__(self) -> None:
+        self.langs: list[str] = []
+
+    def run(self, task: Task, tools: ToolBox) -> Trajectory:
+        return Trajectory()
+
+    def start(self, tools: ToolBox, lang: str = "en") -> Any:
+        self.langs.append(lang)
+        return self
+
+    def reply(self, text: str) -> Trajectory:
+        return Trajectory(answer="")
+
+
+def _read_only(lang: str) -> Dialogue:
+    """A shipped dialogue in ``lang`` that only reads (so the replayed agent makes no call)."""
+    return next(d for d in load_dialogues() if d.lang == lang and all(
+        t.answer is None or t.answer.type != "operational" for t in d.turns))
+
+
+@pytest.mark.usefixtures("no_network")
+def test_a_dialogue_in_chinese_is_held_in_chinese(catalog: Catalog) -> None:
+    from toolbed.harness import run_agent_dialogue, run_dialogue, turn_history
+
+    for lang in LANGS:
+        dialogue = _read_only(lang)
+        agent = _Heard()
+        with Runtime(catalog, mode=Mode.REPLAY, cassette=dialogue_cassette(dialogue)) as rt:
+            result = run_agent_dialogue(rt, agent, dialogue, [s.api for s in dialogue.chain],
+                                        similarity=lambda a, b: 0.0)
+        with Runtime(catalog, mode=Mode.REPLAY, cassette=dialogue_cassette(dialogue)) as rt:
+            run = run_dialogue(rt, dialogue)
+        assert agent.langs == [lang] and result.row()["lang"] == lang
+        prompt = str(turn_history(run, 0)[0].content)     # turn by turn, the same prompt
+        assert prompt.endswith(ANSWER_IN["zh"]) == (lang == "zh")
+
+
+def test_dialogues_are_chosen_counted_and_scored_by_language(tmp_path: Path) -> None:
+    from toolbed.harness import dialogue_markdown, dialogue_summary
+
+    suite = load_dialogues()
+    chinese = suite.filter(lang="zh")
+    assert chinese and {d.lang for d in chinese} == {"zh"}
+    assert len(suite.filter(lang="all")) == len(suite) == len(chinese) + len(
+        suite.filter(lang="en"))
+    with pytest.raises(TaskError, match="no language 'fr'"):
+        suite.filter(lang="fr")
+    listed = CliRunner().invoke(cli, ["dialogues", "list", "--lang", "zh", "--json"])
+    assert {d["id"] for d in json.loads(listed.output)} == {d.id for d in chinese}
+
+    def row(name: str, lang: str, success: bool) -> dict[str, Any]:
+        return {"dialogue": name, "granularity": "M-S", "lang": lang, "success": success,
+                "scores": {"sr": float(success)}, "problems": []}
+
+    summary = dialogue_summary([row("a", "en", True), row("b", "zh", False),
+                                row("c", "zh", True)])
+    assert {k: (v["dialogues"], v["success"]) for k, v in summary["by_lang"].items()} == \
+        {"en": (1, 1.0), "zh": (2, 0.5)}
+    assert "| in zh | 2 | 0.500 |" in dialogue_markdown(summary)
+
+
+def test_a_dialogue_translated_into_another_split_is_caught() -> None:
+    english = next(d for d in load_dialogues() if d.lang == "en")
+    chinese = english.model_copy(update={
+        "id": "kinto-zh-dlg-copy", "lang": "zh",
+        "turns": [t.model_copy(update={"query": "同一个请求，用中文问。"}) for t in english.turns]})
+    elsewhere = "dev" if english.split != "dev" else "test"
+    assert translated_dialogues([english, chinese.model_copy(update={"split": elsewhere})]) \
+        == [Pair(english.id, "kinto-zh-dlg-copy", 1.0)]
+    assert translated_dialogues([english, chinese]) == []          # the same split: fine
+    assert translated_dialogues(list(load_dialogues())) == []      # none shipped

@@ -43,6 +43,26 @@ def test_a_chinese_yes_or_no_is_its_first_word() -> None:
     assert mentions("Yes, it is paused.", True) and not mentions("是的", "yes")
 
 
+def test_a_chinese_no_after_an_adverb_or_in_a_negating_clause_is_a_no() -> None:
+    assert mentions("已经没有了。", False) and not mentions("已经没有了。", True)
+    assert mentions("还没有，明天再装。", False)
+    assert mentions("“传统文化”这个标签已经不在了。", False)    # the quoted name is skipped
+    assert not mentions("“不错”这个标签还在。", False)           # a name is not a no
+    assert mentions("没错，就是这个。", True) and mentions("已经暂停了。", True)
+    assert mentions("允许，普通成员也能改。", True)
+
+
+def test_a_question_in_chinese_asks_for_the_missing_value() -> None:
+    from toolbed.harness import Trajectory
+    from toolbed.harness.scoring import turn_right
+    from toolbed.tasks import Turn
+
+    turn = Turn(query="帮我记一笔滞纳金。", asks="the amount of the late fee")
+    for reply, right in (("请问滞纳金是多少？", True), ("Which amount?", True),
+                         ("好的，已经记好了。", False)):
+        assert turn_right(turn, Trajectory(answer=reply), None, [], []) is right
+
+
 def test_contains_needs_every_item_of_a_list() -> None:
     assert answer_matches("Middlemarch and Dune are unread", ["Dune", "Middlemarch"], CONTAINS)
     assert not answer_matches("Only Middlemarch is unread", ["Dune", "Middlemarch"], CONTAINS)

@@ -20,7 +20,7 @@ from toolbed.tasks import (
 )
 
 from ._output import JsonOpt, console, print_json, table
-from ._tasks import _run_all
+from ._tasks import LangOpt, _run_all
 
 app = typer.Typer(help="Multi-turn dialogues: list, validate live, record cassettes.",
                   no_args_is_help=True, add_completion=False)
@@ -37,17 +37,17 @@ CassettesOpt = Annotated[Path, typer.Option(
 
 
 def _select(files: Path | None, apps: list[str] | None, splits: list[str] | None,
-            ids: list[str] | None, kinds: list[str] | None
+            ids: list[str] | None, kinds: list[str] | None, lang: str | None = None,
             ) -> tuple[DialogueSuite, list[Dialogue]]:
     suite = load_dialogues(files) if files else load_dialogues()
-    return suite, suite.filter(apps or (), splits or (), ids or (), kinds or ())
+    return suite, suite.filter(apps or (), splits or (), ids or (), kinds or (), lang)
 
 
 @app.command("list")
 def list_(app_: AppsOpt = None, split: SplitOpt = None, granularity: KindOpt = None,
-          dialogues: FilesOpt = None, json_: JsonOpt = False) -> None:
+          lang: LangOpt = None, dialogues: FilesOpt = None, json_: JsonOpt = False) -> None:
     """List dialogues: id, apps, granularity, turns, calls, split and the first turn."""
-    _, chosen = _select(dialogues, app_, split, None, granularity)
+    _, chosen = _select(dialogues, app_, split, None, granularity, lang)
     if json_:
         print_json([{**d.model_dump(mode="json"), "granularity": d.granularity}
                     for d in chosen])
@@ -82,7 +82,7 @@ def validate(
         "--replay", help="Run every gold turn from the dialogue's cassette, offline.",
     )] = False,
     app_: AppsOpt = None, split: SplitOpt = None, id_: IdsOpt = None,
-    granularity: KindOpt = None, dialogues: FilesOpt = None,
+    granularity: KindOpt = None, lang: LangOpt = None, dialogues: FilesOpt = None,
     cassettes: CassettesOpt = DIALOGUE_CASSETTES, json_: JsonOpt = False,
 ) -> None:
     """Check dialogues: against the catalog (always), then by the oracle live or replayed.
@@ -93,7 +93,7 @@ def validate(
     """
     if live and replay:
         raise typer.BadParameter("choose --live or --replay, not both")
-    suite, chosen = _select(dialogues, app_, split, id_, granularity)
+    suite, chosen = _select(dialogues, app_, split, id_, granularity, lang)
     if not (live or replay):
         console.print(f"{len(chosen)} dialogues load and agree with the catalog "
                       "(add --live or --replay to run them)")
@@ -113,12 +113,12 @@ def validate(
 @app.command()
 def record(
     app_: AppsOpt = None, split: SplitOpt = None, id_: IdsOpt = None,
-    granularity: KindOpt = None, dialogues: FilesOpt = None,
+    granularity: KindOpt = None, lang: LangOpt = None, dialogues: FilesOpt = None,
     cassettes: CassettesOpt = DIALOGUE_CASSETTES, json_: JsonOpt = False,
 ) -> None:
     """Run the oracle live on each dialogue and record it into
     cassettes/dialogues/<app>/<id>.yaml; a dialogue that fails keeps its old cassette."""
-    suite, chosen = _select(dialogues, app_, split, id_, granularity)
+    suite, chosen = _select(dialogues, app_, split, id_, granularity, lang)
 
     def one(dialogue: Dialogue) -> DialogueRun:
         with Runtime(suite.catalog, mode=Mode.RECORD,

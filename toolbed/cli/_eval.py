@@ -185,7 +185,7 @@ def eval_(
                                  "(not with --turns multi or --step-by-step)")
     if turns != "single":
         run_dir = run_dir or default_run_dir(chosen_agent)
-        suite, talks = _chosen_dialogues(app_, split or ["test"], sample, limit)
+        suite, talks = _chosen_dialogues(app_, split or ["test"], sample, limit, lang)
         if step_by_step:
             _turn_by_turn(chosen_agent, suite.catalog, talks, run_mode, run_dir,
                           cassettes if turns == "multi" else None, tools or "gold",
@@ -309,10 +309,11 @@ def _simulated_user(model: str | None, base_url: str | None, api_key_env: str | 
 
 
 def _chosen_dialogues(apps: list[str] | None, splits: list[str], sample: int | None,
-                      limit: int | None) -> tuple[DialogueSuite, list[Dialogue]]:
+                      limit: int | None, lang: str = "en"
+                      ) -> tuple[DialogueSuite, list[Dialogue]]:
     """The dialogues ``--turns multi`` runs: filtered, a seeded sample, at most ``limit``."""
     suite = load_dialogues()
-    chosen = suite.filter(apps or (), splits)
+    chosen = suite.filter(apps or (), splits, lang=lang)
     if sample and sample < len(chosen):
         chosen = random.Random(0).sample(chosen, sample)
     chosen = chosen[:limit] if limit else chosen

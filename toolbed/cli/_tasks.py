@@ -28,6 +28,7 @@ from toolbed.tasks import (
     task_cassette,
     task_stats,
     task_table,
+    translated_dialogues,
 )
 
 from ._output import JsonOpt, console, print_json, table
@@ -49,7 +50,8 @@ TasksOpt = Annotated[Path | None, typer.Option(
 LangOpt = Annotated[str | None, typer.Option(
     "--lang", help="Only tasks asked in this language: en, zh (default: all).")]
 RunLangOpt = Annotated[str, typer.Option(
-    "--lang", help="Only tasks asked in this language: en (the default, what the README's "
+    "--lang", help="Only tasks (and dialogues) asked in this language: en (the default, "
+    "what the README's "
     "figures are), zh, or all.")]
 CassettesOpt = Annotated[Path, typer.Option(
     "--cassettes", help="Folder of the tasks' cassettes (<app>/<task id>.yaml).")]
@@ -207,9 +209,8 @@ def stats(
         tier = tier or "selfhosted"
     suite, chosen = _select(tasks, app_, None, None, None, tier, lang)
     counts = task_stats(chosen, suite.catalog)
-    talks = load_dialogues(catalog=suite.catalog).filter(app_ or ()) \
-        if tasks is None and tier in (None, "selfhosted") and lang in (None, "all", "en") \
-        else []
+    talks = load_dialogues(catalog=suite.catalog).filter(app_ or (), lang=lang) \
+        if tasks is None and tier in (None, "selfhosted") else []
     if update is not None:
         assert tier is not None
         text = update.read_text(encoding="utf-8")
@@ -264,16 +265,24 @@ def dedup(
     top: Annotated[int, typer.Option(help="Show the N closest pairs instead.")] = 0,
     tasks: TasksOpt = None, json_: JsonOpt = False,
 ) -> None:
-    """Find queries in different splits that paraphrase each other (embedding similarity);
-    exit 1 if any pair reaches the threshold."""
+    """Find queries in different splits that paraphrase each other (embedding similarity),
+    and dialogues translated into another split (the same requests turn by turn); exit 1
+    if any pair reaches the threshold."""
     suite, _ = _select(tasks, None, None, None, None, None)
     pairs = near_duplicates(list(suite), threshold=threshold, top=top)
+    talks = load_dialogues(catalog=suite.catalog) if tasks is None else None
+    translated = translated_dialogues(list(talks)) if talks is not None else []
     if json_:
-        print_json([vars(p) for p in pairs])
+        print_json([vars(p) for p in pairs + translated])
     else:
         table(f"{len(pairs)} pairs" + ("" if top else f" at or above {threshold}"),
               ["similarity", "task", "task", "queries"],
               [[p.similarity, p.first, p.second,
                 f"{suite.task(p.first).query} | {suite.task(p.second).query}"] for p in pairs])
-    if not top and pairs:
+        if talks is not None:
+            table(f"{len(translated)} dialogues translated into another split",
+                  ["dialogue", "dialogue", "first turns"],
+                  [[p.first, p.second, f"{talks.dialogue(p.first).turns[0].query} | "
+                    f"{talks.dialogue(p.second).turns[0].query}"] for p in translated])
+    if not top and (pairs or translated):
         raise typer.Exit(1)
