@@ -68,9 +68,9 @@ answer comes back in the user's language (CToolEval's users read Chinese)."""
 def prompt_in(prompt: str, lang: str, clock: int | None = None) -> str:
     """``prompt`` for a run at ``clock`` (default: the run's clock, which a runtime sets
     and a replay takes from its recording) for a user who writes in ``lang`` (``en``,
-    ``zh``). It says the date and time first: a request for "tomorrow at 09:00" is
-    bound to that clock in the gold chain (``at()``), and an agent that is not told the
-    date can only guess it."""
+    ``zh``). It adds the date and time: a request for "tomorrow at 09:00" is bound to
+    that clock in the gold chain (``at()``), and an agent that is not told the date can
+    only guess it; then, for a language other than English, ``ANSWER_IN``."""
     when = datetime.fromtimestamp(now() if clock is None else clock, UTC)
     dated = f"{prompt} It is now {when:%A %d %B %Y, %H:%M} UTC."
     return f"{dated} {ANSWER_IN[lang]}" if lang in ANSWER_IN else dated
