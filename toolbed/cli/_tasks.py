@@ -48,11 +48,10 @@ TierOpt = Annotated[str | None, typer.Option("--tier", help="selfhosted, hosted 
 TasksOpt = Annotated[Path | None, typer.Option(
     "--tasks", help="A task file or folder (default: the shipped suite).")]
 LangOpt = Annotated[str | None, typer.Option(
-    "--lang", help="Only tasks asked in this language: en, zh (default: all).")]
+    "--lang", help="Only those asked in this language: en, zh (default: all).")]
 RunLangOpt = Annotated[str, typer.Option(
     "--lang", help="Only tasks (and dialogues) asked in this language: en (the default, "
-    "what the README's "
-    "figures are), zh, or all.")]
+    "what the README's figures are), zh, or all.")]
 CassettesOpt = Annotated[Path, typer.Option(
     "--cassettes", help="Folder of the tasks' cassettes (<app>/<task id>.yaml).")]
 
