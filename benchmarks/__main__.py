@@ -20,6 +20,7 @@ BENCHMARKS = {
     "retriever": "index build vs raw encode; search vs raw encode + chroma",
     "eval": "seconds per task of the embedded model vs the oracle",
     "startup": "commands' start-up vs importing httpx, vcr and yaml",
+    "ray": "a run on a local Ray cluster of 2 workers vs one process",
 }
 MODULES = {"rollback": "rollback_journal"}
 

@@ -10,8 +10,8 @@ the scoring. The tasks themselves are ``toolbed.tasks``.
         run = run_oracle(runtime, suite.task("kinto-count-buckets"))
         assert run.ok, run.summary()
 
-The MCP server over the testbed (``McpTestbed``) imports the ``mcp`` SDK, so its
-names are imported on first use.
+The MCP server over the testbed (``McpTestbed``) imports the ``mcp`` SDK, and
+``RayCluster`` imports ``ray``, so their names are imported on first use.
 """
 
 from typing import TYPE_CHECKING
@@ -91,6 +91,7 @@ from .scoring import (
 )
 
 if TYPE_CHECKING:
+    from ._cluster import RayCluster, check_address
     from ._mcp import (
         FIND_TOOLS,
         McpCaller,
@@ -111,6 +112,8 @@ __all__ = [
     "drift_html",
     "drift_report",
     "drift_task",
+    "RayCluster",
+    "check_address",
     "FIND_TOOLS",
     "McpCaller",
     "McpTestbed",

@@ -8,8 +8,9 @@ In order: the run folder is claimed (``RunLog.start`` refuses a folder of anothe
 format before anything else happens); unless the run is offline, the self-hosted apps
 its tasks can reach (their own, and those of every tool the retriever may offer) are
 started if no ``toolbed apps up`` runs them, and an app that will not start fails only
-its tasks; the runner runs what is not done yet (a rerun resumes); the apps it started
-are stopped, also when the run is interrupted; the report is written from the run log.
+its tasks (on a Ray ``cluster``, each worker starts its own instead); the runner runs
+what is not done yet (a rerun resumes); the apps it started are stopped, also when the
+run is interrupted; the report is written from the run log.
 """
 
 from __future__ import annotations
@@ -37,7 +38,7 @@ from toolbed.tasks._task import Task
 
 from ._report import write_report
 from ._runlog import RunLog, RunSpec
-from ._runner import Runner, TaskResult, offered_tools
+from ._runner import Cluster, Runner, TaskResult, offered_tools
 from .agents import Agent
 from .metrics import Judge
 
@@ -82,7 +83,7 @@ class Evaluation:
         *, mode: Mode | str = Mode.LIVE, tools: str = "retriever", k: int = 5,
         trials: int = 1, cassettes: str | Path | None = None, index: Any = None,
         scope: str = "tier", judge: Judge | None = None, judge_name: str | None = None,
-        via: str = "direct",
+        via: str = "direct", cluster: Cluster | None = None,
     ):
         if not tasks:
             raise TaskError("no task matches these filters (`toolbed tasks list` shows them)")
@@ -92,6 +93,8 @@ class Evaluation:
         self.index = index if self.tools == "retriever" else None
         self.k, self.trials, self.cassettes, self.scope = k, trials, cassettes, scope
         self.judge, self.via = judge, via
+        self.cluster = cluster
+        """A Ray cluster whose workers run the tasks, each with apps of its own."""
         retriever = {"k": k, "retriever": model_name(self.index.model),
                      "retriever_stages": self.index.pipeline.name,
                      "retriever_scope": scope} if self.index else {}
@@ -129,12 +132,13 @@ class Evaluation:
         say = say or (lambda _: None)
         self.log.start(self.spec)        # refuses a folder of another format, before any app
         try:
-            apps = self._start_apps(say) if not self.mode.offline else None
+            on_driver = not self.mode.offline and self.cluster is None
+            apps = self._start_apps(say) if on_driver else None
             runner = Runner(self.catalog, self.agent, self.run_dir, self.mode, self.tools,
                             self.k, self.trials, self.cassettes, apps, self.index,
                             self._restart, judge=self.judge, scope=self.scope,
                             unavailable=self.unavailable, spec=self.spec, via=self.via)
-            for result in runner.run(self.tasks, workers):
+            for result in runner.run(self.tasks, workers, self.cluster):
                 if advance is not None:
                     advance(result)
         finally:

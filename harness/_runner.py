@@ -21,7 +21,9 @@ the apps it touches (its own and those of its offered tools), so each task sees 
 apps as the seed left them. A replay touches no app and is mostly Python work, so its
 workers are processes (forked where the platform can, threads where it cannot); each
 executes tasks, the runner scores and stores them in task order, and two replays of
-the same cassettes write the same results.
+the same cassettes write the same results. On a Ray cluster (``_cluster.py``) the
+workers are actors, each with apps of its own, in every mode; the runner here still
+offers the tools, scores and stores, in task order.
 
 Each result is a ``ResultRow`` in the run folder (``_runlog.py`` owns its format).
 """
@@ -42,7 +44,7 @@ from concurrent.futures import (
 )
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from toolbed.apis import Catalog
 from toolbed.connectors import Mode, RunningApp, Runtime, parse_mode, tool_name
@@ -59,7 +61,7 @@ from .agents import Agent
 from .metrics import Judge, Rater, judge_tooleyes
 from .scoring import Reference, filled_references, score_run
 
-__all__ = ["SCOPES", "TOOL_CHOICES", "Runner", "TaskResult", "offered_tools"]
+__all__ = ["SCOPES", "TOOL_CHOICES", "Cluster", "Runner", "TaskResult", "offered_tools"]
 
 TOOL_CHOICES = ("gold", "apps", "retriever")
 
@@ -122,6 +124,14 @@ def offered_tools(catalog: Catalog, task: Task, tools: str, k: int = 5,
     return [h.api for h in index.search(task.query, k, where)]
 
 
+class Cluster(Protocol):
+    """Machines that execute a runner's runs (``RayCluster``): what executing each of
+    ``todo`` (task, trial, offered tools) gave, in the order of ``todo``."""
+
+    def execute(self, runner: Runner, todo: Sequence[tuple[Task, int, list[str]]]
+                ) -> Iterator[Executed]: ...
+
+
 _forked: tuple[Runner, list[tuple[Task, int, list[str]]]] | None = None
 """The runner and tasks a forked replay worker inherits from its parent."""
 
@@ -149,8 +159,6 @@ class Runner:
             raise TaskError(f"--tools {tools!r}: choose one of {', '.join(TOOL_CHOICES)}")
         if agent.name == "oracle":
             tools = "gold"                    # the oracle runs the gold chain, nothing else
-        if tools == "retriever" and index is None:
-            raise TaskError("--tools retriever needs a built index (`toolbed retriever build`)")
         self.catalog, self.agent, self.mode = catalog, agent, parse_mode(mode)
         self.run_dir = Path(run_dir)
         self.tools, self.k, self.trials = tools, k, trials
@@ -184,13 +192,15 @@ class Runner:
         done = self.done()
         return [(t, n) for n in range(self.trials) for t in tasks if (t.id, n) not in done]
 
-    def run(self, tasks: Sequence[Task], workers: int = 1) -> Iterator[TaskResult]:
+    def run(self, tasks: Sequence[Task], workers: int = 1, cluster: Cluster | None = None
+            ) -> Iterator[TaskResult]:
         """Run what is pending, yielding each result as it is stored.
 
         With ``workers`` > 1, live tasks run in threads, but never two that touch the
         same app at once: each task's writes are rolled back in its own scope, and no
-        other task can see them meanwhile. Replayed tasks run in worker processes."""
-        if workers > 1 and not self.mode.concurrent:
+        other task can see them meanwhile. Replayed tasks run in worker processes. On a
+        ``cluster``, every mode runs on its workers, each with apps of its own."""
+        if cluster is None and workers > 1 and not self.mode.concurrent:
             raise TaskError(f"--workers {workers} needs --mode live or replay: a recording "
                             "patches httpx for the whole process; record with --workers 1")
         self.log.start(self.spec or RunSpec(
@@ -198,6 +208,10 @@ class Runner:
             k=self.k if self.tools == "retriever" else None, trials=self.trials,
             via=self.via, tasks=[t.id for t in tasks]))
         todo = [(task, trial, self.offered(task)) for task, trial in self.pending(tasks)]
+        if cluster is not None:
+            for (task, trial, _), run in zip(todo, cluster.execute(self, todo), strict=True):
+                yield self._store(self._score(task, trial, run))
+            return
         if workers <= 1:
             for task, trial, offered in todo:
                 yield self._store(self._score(task, trial, self._execute(task, trial, offered)))
@@ -213,7 +227,7 @@ class Runner:
                     if len(running) >= workers:
                         break
                     task, trial, offered = item
-                    apps = self._touches(task, offered)
+                    apps = self.touches(task, offered)
                     if apps & busy:
                         continue                    # another task has one of its apps
                     todo.remove(item)
@@ -257,7 +271,7 @@ class Runner:
     def _execute_item(self, item: tuple[Task, int, list[str]]) -> Executed:
         return self._execute(*item)
 
-    def _touches(self, task: Task, offered: list[str]) -> set[str]:
+    def touches(self, task: Task, offered: list[str]) -> set[str]:
         """The apps a task may read or write: its own and those of its offered tools."""
         return set(task.apps) | {self.catalog.app_of(self.catalog.api(a)).app for a in offered}
 
@@ -275,6 +289,8 @@ class Runner:
         return self.cassettes / f"{task.id}.{trial}.yaml"
 
     def offered(self, task: Task) -> list[str]:
+        if self.tools == "retriever" and self.index is None:
+            raise TaskError("--tools retriever needs a built index (`toolbed retriever build`)")
         return offered_tools(self.catalog, task, self.tools, self.k, self.index, self.scope)
 
     def run_one(self, task: Task, trial: int = 0) -> TaskResult:
@@ -287,7 +303,7 @@ class Runner:
         Whatever goes wrong with this task (an app that would not start or is down, a
         cassette that is missing or damaged) fails it with the reason; the run goes on."""
         started = time.perf_counter()
-        down = sorted(self._touches(task, offered) & set(self.unavailable))
+        down = sorted(self.touches(task, offered) & set(self.unavailable))
         if down:
             return Executed(Trajectory(), Reference(),
                             [f"{app} could not be started: {self.unavailable[app]}"

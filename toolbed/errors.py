@@ -158,5 +158,9 @@ class RetrieverError(ToolbedError):
     "A tool index, embedding model or evaluation dataset the retriever cannot use."
 
 
+class ClusterError(ToolbedError):
+    "A Ray cluster that cannot be reached or joined, or whose workers will not start."
+
+
 class AgentError(ToolbedError):
     "No agent model is configured, or the configured one cannot be loaded or reached."

@@ -131,10 +131,11 @@ def test_record_then_replay_offline_from_the_command_line(
 ) -> None:
     path = write(tmp_path, RENAME)
     runner = CliRunner()
-    monkeypatch.setenv("TOOLBED_HOME", str(tmp_path / "home"))
+    kinto = pool.only("kinto")["kinto"]      # started from the installed apps, before the
+    monkeypatch.setenv("TOOLBED_HOME", str(tmp_path / "home"))   # home without them
     from toolbed.connectors import save_running
 
-    save_running(pool.only("kinto")["kinto"])
+    save_running(kinto)
     args = ["--dialogues", str(path), "--cassettes", str(tmp_path / "cassettes")]
     recorded = runner.invoke(cli, ["dialogues", "record", *args])
     assert recorded.exit_code == 0, recorded.output

@@ -5,8 +5,11 @@ from __future__ import annotations
 
 import json
 import random
+import re
 import shlex
 import sys
+from collections.abc import Callable
+from contextlib import ExitStack
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -23,10 +26,12 @@ from toolbed.harness import (
     AgentOptions,
     EmbeddedChatModel,
     Evaluation,
+    RayCluster,
     RunLog,
     SimulatedUser,
     TaskResult,
     chat_model,
+    check_address,
     default_run_dir,
     dialogue_markdown,
     evaluate_dialogues,
@@ -61,7 +66,8 @@ from ._tasks import (
 )
 
 
-def _tool_index(retriever_model: str | None, off: list[str] | None, lang: str = "en") -> Any:
+def _tool_index(retriever_model: str | None, off: list[str] | None, lang: str = "en",
+                url: str | None = None) -> Any:
     """The retriever's index for ``--tools retriever``: the best pipeline (less the
     stages switched off) over the model `toolbed retriever train` saved if there is
     one, else the packaged one; for tasks in Chinese (``lang`` zh or all) an index per
@@ -69,7 +75,8 @@ def _tool_index(retriever_model: str | None, off: list[str] | None, lang: str = 
     (only documents that changed are embedded)."""
     from ._retriever import build_index, open_index
 
-    index = open_index(model=retriever_model, off=off, lang="en" if lang == "en" else "all")
+    index = open_index(model=retriever_model, off=off, lang="en" if lang == "en" else "all",
+                       url=url)
     with console.status(f"updating the tool index ({model_name(index.model)})"):
         build_index(index)
     return index
@@ -80,9 +87,10 @@ def eval_(
         help="embedded (SmolLM2-135M on the CPU; the default without --model), langchain "
         "(native tool calling; the default with --model), react (the Thought / Action text "
         "protocol), oracle (the gold chains), or any agent a plugin registers.")] = None,
-    model: Annotated[str | None, typer.Option(
+    model: Annotated[list[str] | None, typer.Option(
         help="provider:model for LangChain's init_chat_model, the model name at --base-url, "
-        "or (embedded) a GGUF file.")] = None,
+        "or (embedded) a GGUF file. Repeat to run several models on the same tasks, each "
+        "in a folder of its own under --run-dir (`toolbed compare` takes two).")] = None,
     base_url: Annotated[str | None, typer.Option(
         help="An OpenAI-compatible server (http://127.0.0.1:8000/v1).")] = None,
     api_key_env: Annotated[str | None, typer.Option(
@@ -132,10 +140,19 @@ def eval_(
     sample: Annotated[int | None, typer.Option(
         help="A seeded random sample of this many tasks, spread over the suite.")] = None,
     trials: Annotated[int, typer.Option(help="Runs of each task (pass^k).")] = 1,
-    workers: Annotated[int, typer.Option(
+    workers: Annotated[int | None, typer.Option(
         help="Tasks run at once: live, threads, and two tasks that touch the same app "
-             "never do; replay, processes. A recording runs one at a time.")
-    ] = 1,
+             "never do; replay, processes. A recording runs one at a time. With --ray: "
+             "the cluster's workers (default: one per CPU).")
+    ] = None,
+    ray: Annotated[str | None, typer.Option(
+        "--ray", metavar="ADDRESS",
+        help="Run the tasks on a Ray cluster, each worker with apps of its own, in any "
+        "mode: local (a cluster on this machine), auto (the one `ray start` runs here) "
+        "or HOST:PORT of its head.")] = None,
+    chroma_url: Annotated[str | None, typer.Option(
+        help="The retriever's index on a Chroma server (http://host:port) instead of "
+        "the local folder.")] = None,
     run_dir: Annotated[Path | None, typer.Option(
         help="Where results go; an existing run resumes (default: "
         "$TOOLBED_HOME/runs/<agent>-<time>).")] = None,
@@ -172,9 +189,16 @@ def eval_(
         for name in names("agent"):
             typer.echo(name)
         return
-    chosen_agent = make_agent(agent, AgentOptions(
-        model=model, base_url=base_url, api_key_env=api_key_env, temperature=temperature,
-        max_steps=max_steps, observation_cap=observation_cap, strict_parse=strict_parse))
+    models: list[str | None] = [*dict.fromkeys(model)] if model else [None]
+    if len(models) > 1 and (turns != "single" or step_by_step):
+        raise typer.BadParameter("several --model values run single-turn tasks end to end "
+                                 "(not --turns multi or --step-by-step): one model at a time")
+    options = [AgentOptions(
+        model=one, base_url=base_url, api_key_env=api_key_env, temperature=temperature,
+        max_steps=max_steps, observation_cap=observation_cap, strict_parse=strict_parse)
+        for one in models]
+    agents = [make_agent(agent, o) for o in options]     # a model that cannot load: now
+    chosen_agent = agents[0]
     run_mode = parse_mode(mode)
     if turns not in ("single", "multi", "all"):
         raise typer.BadParameter(f"--turns {turns!r}: choose single, multi or all")
@@ -183,6 +207,11 @@ def eval_(
     if via != "direct" and (turns != "single" or step_by_step):
         raise typer.BadParameter(f"--via {via}: single-turn tasks run end to end only "
                                  "(not with --turns multi or --step-by-step)")
+    if ray is not None and (turns != "single" or step_by_step or judge or via != "direct"):
+        raise typer.BadParameter("--ray runs single-turn tasks end to end, without --judge "
+                                 "or --via mcp (not yet: run those without --ray)")
+    if ray is not None:
+        check_address(ray)              # an unreachable cluster: one error, before anything
     if turns != "single":
         run_dir = run_dir or default_run_dir(chosen_agent)
         suite, talks = _chosen_dialogues(app_, split or ["test"], sample, limit, lang)
@@ -214,17 +243,61 @@ def eval_(
         _step_by_step(chosen_agent, suite.catalog, chosen, run_mode, run_dir, cassettes, tools,
                       getattr(chosen_agent, "observation_cap", 6000))
         return
-    index = _tool_index(retriever_model, retriever_off, lang) \
+    index = _tool_index(retriever_model, retriever_off, lang, chroma_url) \
         if tools == "retriever" and chosen_agent.name != "oracle" else None
-    evaluation = Evaluation(suite.catalog, chosen_agent, chosen, run_dir, mode=run_mode,
-                            tools=tools, k=k, trials=trials, cassettes=cassettes, index=index,
-                            scope=retriever_scope, judge=judge_fn, judge_name=judge,
-                            via=via)
-    todo = evaluation.pending()
-    if todo < len(chosen) * trials:
-        console.print(f"resuming {run_dir}: {len(chosen) * trials - todo} runs done")
-    interrupted = False
-    title = f"{chosen_agent.name} ({run_mode.value})"
+    several = len(models) > 1
+    say = lambda line: console.print(line, markup=False)  # noqa: E731
+    problems, folders = 0, []
+    with ExitStack() as stack:
+        cluster = None
+        if ray is not None:
+            with console.status(f"joining the Ray cluster ({ray})"):
+                cluster = stack.enter_context(RayCluster(ray, workers, say=say))
+            console.print(f"on the Ray cluster at {ray}: {cluster.workers} workers",
+                          markup=False)
+        for one, agent_options, one_agent in zip(models, options, agents, strict=True):
+            folder = run_dir / _slug(one) if several and one else run_dir
+            if cluster is not None:
+                cluster.agent, cluster.options = agent, agent_options
+            evaluation = Evaluation(
+                suite.catalog, one_agent, chosen, folder, mode=run_mode, tools=tools, k=k,
+                trials=trials, index=index, scope=retriever_scope, judge=judge_fn,
+                judge_name=judge, via=via, cluster=cluster,
+                cassettes=cassettes / _slug(one) if several and cassettes and one
+                else cassettes)
+            summary = _run(evaluation, folder, workers or 1, verbose, say)
+            console.print(markdown(summary), markup=False, highlight=False)
+            console.print(f"results in {folder}; the report: {folder / 'report.html'} "
+                          "(open it in a browser)", markup=False)
+            if run_mode is Mode.RECORD:
+                console.print("replay it offline, with the same scores:\n  "
+                              + replay_command(sys.argv[1:], folder,
+                                               one if several else None),
+                              markup=False, soft_wrap=True)
+            problems += summary.get("problems", 0)
+            folders.append(folder)
+    if several:
+        console.print("side by side: " + shlex.join(["toolbed", "compare", *map(str, folders)]),
+                      markup=False, soft_wrap=True)
+    if problems:
+        console.print(f"{problems} run(s) had problems besides the agent's own "
+                      "mistakes (an app down, a write not undone...): see summary.md")
+        raise typer.Exit(1)
+
+
+def _slug(model: str | None) -> str:
+    """A model's name as a folder name: ``openai:gpt-4o-mini`` -> ``openai-gpt-4o-mini``."""
+    return re.sub(r"[^A-Za-z0-9._-]+", "-", model or "default").strip("-.") or "model"
+
+
+def _run(evaluation: Evaluation, run_dir: Path, workers: int, verbose: bool,
+         say: Callable[[str], None]) -> dict[str, Any]:
+    """Run ``evaluation`` under a progress bar; its summary. Ctrl-C writes the report over
+    what finished and exits 130, saying how to resume."""
+    todo, total = evaluation.pending(), len(evaluation.tasks) * evaluation.trials
+    if todo < total:
+        console.print(f"resuming {run_dir}: {total - todo} runs done")
+    title = f"{evaluation.agent.name} ({evaluation.mode.value})"
     passed = [0, 0]                                     # passed, done
 
     def advance(result: TaskResult) -> None:
@@ -241,50 +314,40 @@ def eval_(
                 f"{result.scores.get('tool_match', 0):.2f}, completion "
                 f"{result.scores.get('completion', 0):.2f}{why}", markup=False)
 
-    with Progress(*Progress.get_default_columns(), MofNCompleteColumn(),
-                  console=console, transient=True) as progress:
+    with Progress(*Progress.get_default_columns(), MofNCompleteColumn(), console=console,
+                  transient=True) as progress:
         bar = progress.add_task(title, total=todo)
         try:
-            summary = evaluation.run(workers, advance=advance,
-                                     say=lambda line: console.print(line, markup=False))
+            return evaluation.run(workers, advance=advance, say=say)
         except KeyboardInterrupt:
-            interrupted = True
-    if interrupted:
-        if not RunLog(run_dir).done():
-            raise typer.Exit(130)
-        summary = evaluation.report()
-    console.print(markdown(summary), markup=False, highlight=False)
-    console.print(f"results in {run_dir}; the report: {run_dir / 'report.html'} "
-                  "(open it in a browser)", markup=False)
-    if run_mode is Mode.RECORD and not interrupted:
-        console.print("replay it offline, with the same scores:\n  "
-                      + replay_command(sys.argv[1:], run_dir), markup=False, soft_wrap=True)
-    if interrupted:
-        console.print(f"interrupted: the report covers the finished runs; "
-                      f"`toolbed eval --run-dir {run_dir}` with the same options resumes")
+            pass
+    if not RunLog(run_dir).done():
         raise typer.Exit(130)
-    if summary.get("problems"):
-        console.print(f"{summary['problems']} run(s) had problems besides the agent's own "
-                      "mistakes (an app down, a write not undone...): see summary.md")
-        raise typer.Exit(1)
+    console.print(markdown(evaluation.report()), markup=False, highlight=False)
+    console.print(f"interrupted: the report covers the finished runs; "
+                  f"`toolbed eval --run-dir {run_dir}` with the same options resumes")
+    raise typer.Exit(130)
 
 
-def replay_command(argv: list[str], run_dir: Path) -> str:
-    """The ``toolbed eval`` command that replays a recorded run: the same options, the
-    run's cassettes, a run folder of its own."""
+def replay_command(argv: list[str], run_dir: Path, model: str | None = None) -> str:
+    """The ``toolbed eval`` command that replays a recorded run: the same options (of
+    ``model`` alone, when it was one of several), the run's cassettes, a run folder of
+    its own."""
     kept, skip = [], False
+    dropped = ("--mode", "--cassettes", "--run-dir") + (("--model",) if model else ())
     for arg in argv:
         if skip:
             skip = False
             continue
         name = arg.split("=", 1)[0]
-        if name in ("--mode", "--cassettes", "--run-dir"):
+        if name in dropped:
             skip = "=" not in arg
             continue
         kept.append(arg)
     replayed = run_dir.with_name(run_dir.name + "-replay")
-    return shlex.join(["toolbed", *kept, "--mode", "replay", "--cassettes",
-                       str(run_dir / "cassettes"), "--run-dir", str(replayed)])
+    return shlex.join(["toolbed", *kept, *(["--model", model] if model else []), "--mode",
+                       "replay", "--cassettes", str(run_dir / "cassettes"), "--run-dir",
+                       str(replayed)])
 
 
 def _judge_model(name: str, base_url: str | None, api_key_env: str | None) -> Any:
