@@ -79,14 +79,38 @@ def check_address(address: str) -> tuple[str, int] | None:
                            "GCS port, 6379 by default) or ray://HOST:PORT (Ray Client)")
     host, port = match.group(1), int(match.group(2))
     try:
-        with socket.create_connection((host, port), timeout=CONNECT_TIMEOUT):
-            pass
+        with socket.create_connection((host, port), timeout=CONNECT_TIMEOUT) as sock:
+            grpc = _answers_http2(sock)
     except OSError as exc:
         raise ClusterError(
             f"cannot reach the Ray cluster at {address} ({exc.strerror or exc}); start its "
             "head with `ray start --head` (or leave out the address: --ray local runs a "
             "cluster on this machine)") from None
+    if not grpc:        # Ray would retry such an address for minutes
+        raise ClusterError(
+            f"{address} answers, but not as a Ray cluster (Ray's head speaks gRPC there): "
+            "give the head's GCS port (6379 unless `ray start --head --port` said "
+            "otherwise), not the dashboard's or another server's")
     return host, port
+
+
+HTTP2_PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n" + bytes.fromhex("000000040000000000")
+"""What an HTTP/2 client sends first (RFC 9113, 3.4): the preface, then an empty
+SETTINGS frame. A gRPC server (Ray's head) answers with a SETTINGS frame of its own."""
+
+
+def _answers_http2(sock: socket.socket) -> bool:
+    """Whether the server on ``sock`` speaks HTTP/2, as a gRPC server does: its first
+    frame's type (the fourth byte) is SETTINGS (4); an HTTP/1 server says "HTTP/1.1"."""
+    sock.settimeout(CONNECT_TIMEOUT)
+    sock.sendall(HTTP2_PREFACE)
+    head = b""
+    while len(head) < 4:
+        chunk = sock.recv(4 - len(head))
+        if not chunk:
+            return False
+        head += chunk
+    return head[3] == 0x04
 
 
 @dataclass(frozen=True)

@@ -90,6 +90,12 @@ def test_an_unreachable_or_malformed_cluster_address_is_one_clear_error_within_s
     assert time.monotonic() - started < 6
     with pytest.raises(ClusterError, match="give local .* HOST:PORT"):
         check_address("my-laptop")
+    with ScriptedOpenAI([{"content": "-"}]) as web:       # an HTTP/1 server, not Ray's head
+        other = web.url.removeprefix("http://").removesuffix("/v1")
+        started = time.monotonic()
+        with pytest.raises(ClusterError, match="answers, but not as a Ray cluster"):
+            check_address(other)
+        assert time.monotonic() - started < 6
 
     out = CliRunner().invoke(cli, ["eval", "--agent", "oracle", "--mode", "replay",
                                    "--limit", "1", "--ray", address])
@@ -194,7 +200,8 @@ def test_a_live_sample_recorded_on_two_ray_workers_equals_one_process_though_one
 def test_two_models_and_two_trials_fan_out_over_the_cluster_each_model_in_its_folder(
     home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, suite: TaskSuite,
 ) -> None:
-    monkeypatch.setenv("SCRIPTED_OPENAI_KEY", "sk-test")       # the workers inherit it
+    secret = "sk-toolbed-ray-7f3a9c"
+    monkeypatch.setenv("SCRIPTED_OPENAI_KEY", secret)          # the workers inherit it
     chosen = [t.id for t in suite.filter(["kinto"], (), ["test"], (), "selfhosted")[:3]]
     run = tmp_path / "run"
     with ScriptedOpenAI([{"content": "Nothing to report."}]) as server:
@@ -217,3 +224,13 @@ def test_two_models_and_two_trials_fan_out_over_the_cluster_each_model_in_its_fo
     assert f"toolbed compare {run / 'first'} {run / 'second'}" in result.output
     compared = CliRunner().invoke(cli, ["compare", str(run / "first"), str(run / "second")])
     assert compared.exit_code == 0 and "3 tasks in both" in compared.output
+
+    # the key reached the model server from the workers, and was written nowhere: not in
+    # the runs, not in the workers' homes (journals, app logs), not in Ray's session logs
+    assert all({k.lower(): v for k, v in h.items()}["authorization"] == f"Bearer {secret}"
+               for _, h, _ in server.requests)
+    session = Path("/tmp/ray/session_latest").resolve()
+    for folder in (run, home, session):
+        for path in folder.rglob("*"):
+            if path.is_file() and not path.is_symlink() and path.stat().st_size < 50_000_000:
+                assert secret.encode() not in path.read_bytes(), path
