@@ -38,14 +38,25 @@ from contextlib import suppress
 from dataclasses import dataclass, field
 from typing import Any
 
-from toolbed.connectors import Mode
+from toolbed.apis import Catalog, load_catalog
+from toolbed.connectors import (
+    Mode,
+    RunningApp,
+    Runtime,
+    parse_mode,
+    reap_orphans,
+    running_apps,
+)
 from toolbed.errors import ClusterError
+from toolbed.launchers import restart_recorded
 from toolbed.paths import home_dir
+from toolbed.rollback import Journal, open_entries, recover
 from toolbed.tasks._task import Task
 
+from ._evaluation import start_missing, stop_started
 from ._runner import Executed, Runner
 from ._trajectory import Trajectory
-from .agents import AgentOptions
+from .agents import AgentOptions, make_agent
 from .scoring import Reference
 
 __all__ = ["RayCluster", "check_address"]
@@ -135,11 +146,6 @@ class _Worker:
     """A Ray actor: one slot's runner, with its own home and apps."""
 
     def __init__(self, slot: int, plan: WorkerPlan):
-        from toolbed.apis import load_catalog
-        from toolbed.connectors import parse_mode
-
-        from .agents import make_agent
-
         node_home = home_dir()
         self.home = node_home / "ray" / plan.run / f"worker-{slot}"
         self.home.mkdir(parents=True, exist_ok=True)
@@ -149,7 +155,7 @@ class _Worker:
         os.environ["TOOLBED_HOME"] = str(self.home)       # this process is the worker's
         self.catalog = load_catalog()
         self.recovered = _recover_dead(self.catalog)
-        self.started: dict[str, Any] = {}
+        self.started: dict[str, RunningApp] = {}
         mode = parse_mode(plan.mode)
         self.runner = Runner(
             self.catalog, make_agent(plan.agent, plan.options), self.home / "run", mode,
@@ -172,19 +178,15 @@ class _Worker:
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_bytes(cassette)
         self._start_apps(task, offered)
-        executed = runner._execute(task, trial, offered)
+        executed = runner.execute(task, trial, offered)
         recorded = path.read_bytes() if path is not None and runner.mode is Mode.RECORD \
             and path.exists() else None
         return executed, recorded
 
     def stop(self) -> None:
-        from ._evaluation import stop_started
-
         stop_started(self.started)
 
     def _start_apps(self, task: Task, offered: list[str]) -> None:
-        from ._evaluation import start_missing
-
         runner = self.runner
         if runner.apps is None:
             return
@@ -194,21 +196,16 @@ class _Worker:
             runner.apps.update(start_missing(self.catalog, need, self.started,
                                              runner.unavailable, lambda _: None))
 
-    def _restart(self, app: Any) -> Any:
-        from toolbed.launchers import restart_recorded
-
+    def _restart(self, app: RunningApp) -> RunningApp:
         new = restart_recorded(app, self.catalog)
         if app.app in self.started:
             self.started[app.app] = new
         return new
 
 
-def _recover_dead(catalog: Any) -> list[str]:
+def _recover_dead(catalog: Catalog) -> list[str]:
     """In a worker's home: undo what a dead worker's journal still owes (against its
     apps, which outlive it), then stop those apps; a line for each thing done."""
-    from toolbed.connectors import Runtime, reap_orphans, running_apps
-    from toolbed.rollback import Journal, open_entries, recover
-
     said: list[str] = []
     journal = Journal()
     try:
@@ -422,7 +419,7 @@ class RayCluster:
         path = runner.cassette(task, trial)
         if not runner.mode.offline or path is None or path.exists():
             return None
-        return runner._execute(task, trial, offered)
+        return runner.execute(task, trial, offered)
 
 
 def _first_line(exc: BaseException) -> str:

@@ -140,7 +140,7 @@ def _execute_forked(n: int) -> Executed:
     """In a forked worker: execute the parent's ``n``-th task."""
     assert _forked is not None
     runner, todo = _forked
-    return runner._execute(*todo[n])
+    return runner.execute(*todo[n])
 
 
 class Runner:
@@ -214,7 +214,7 @@ class Runner:
             return
         if workers <= 1:
             for task, trial, offered in todo:
-                yield self._store(self._score(task, trial, self._execute(task, trial, offered)))
+                yield self._store(self._score(task, trial, self.execute(task, trial, offered)))
             return
         if self.mode.offline:
             yield from self._replay_in_processes(todo, workers)
@@ -232,7 +232,7 @@ class Runner:
                         continue                    # another task has one of its apps
                     todo.remove(item)
                     busy |= apps
-                    running[pool.submit(self._execute, task, trial, offered)] = \
+                    running[pool.submit(self.execute, task, trial, offered)] = \
                         (task, trial, apps)
                 finished, _ = wait(running, return_when=FIRST_COMPLETED)
                 for future in finished:
@@ -269,7 +269,7 @@ class Runner:
                 _forked = None
 
     def _execute_item(self, item: tuple[Task, int, list[str]]) -> Executed:
-        return self._execute(*item)
+        return self.execute(*item)
 
     def touches(self, task: Task, offered: list[str]) -> set[str]:
         """The apps a task may read or write: its own and those of its offered tools."""
@@ -295,10 +295,11 @@ class Runner:
 
     def run_one(self, task: Task, trial: int = 0) -> TaskResult:
         """One task (and trial), run and scored; not stored."""
-        return self._score(task, trial, self._execute(task, trial, self.offered(task)))
+        return self._score(task, trial, self.execute(task, trial, self.offered(task)))
 
-    def _execute(self, task: Task, trial: int, offered: list[str]) -> Executed:
-        """The agent's (or the oracle's) run, with its reference; safe in a thread.
+    def execute(self, task: Task, trial: int, offered: list[str]) -> Executed:
+        """The agent's (or the oracle's) run, with its reference, not yet scored; safe
+        in a thread, and what a Ray worker runs.
 
         Whatever goes wrong with this task (an app that would not start or is down, a
         cassette that is missing or damaged) fails it with the reason; the run goes on."""

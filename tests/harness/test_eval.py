@@ -109,7 +109,7 @@ def test_an_interrupted_run_reports_what_finished_and_resumes(
     run = tmp_path / "run"
     args = ["eval", "--agent", "oracle", "--mode", "replay", "--app", "kinto", "--limit", "3",
             "--run-dir", str(run)]
-    execute = Runner._execute
+    execute = Runner.execute
     calls: list[str] = []
 
     def ctrl_c_on_the_third(self: Runner, task: Any, *rest: Any) -> Any:
@@ -118,7 +118,7 @@ def test_an_interrupted_run_reports_what_finished_and_resumes(
             raise KeyboardInterrupt
         return execute(self, task, *rest)
 
-    monkeypatch.setattr(Runner, "_execute", ctrl_c_on_the_third)
+    monkeypatch.setattr(Runner, "execute", ctrl_c_on_the_third)
     stopped = CliRunner().invoke(cli, args)
     assert stopped.exit_code == 130, stopped.output
     assert "interrupted" in stopped.output and "--run-dir" in stopped.output
@@ -127,7 +127,7 @@ def test_an_interrupted_run_reports_what_finished_and_resumes(
     assert meta["tools"] == "gold"                   # what the oracle was given, in truth
     assert json.loads((run / "summary.json").read_text())["tasks"] == 2
 
-    monkeypatch.setattr(Runner, "_execute", execute)
+    monkeypatch.setattr(Runner, "execute", execute)
     resumed = CliRunner().invoke(cli, args)
     assert resumed.exit_code == 0, resumed.output
     assert "2 runs done" in " ".join(resumed.output.split())
