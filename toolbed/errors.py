@@ -27,6 +27,7 @@ and the fix. The CLI prints the message and exits 1, with no traceback.
     x JournalError          -- the rollback journal cannot be opened or read
   + RetrieverError          -- a tool index, model or dataset the retriever cannot use
   + AgentError              -- no model is configured, or the configured one cannot load
+  + ClusterError            -- a Ray cluster that cannot be reached or joined
 """
 
 from __future__ import annotations
@@ -42,6 +43,7 @@ __all__ = [
     "CassetteError",
     "CassetteNotFoundError",
     "CatalogError",
+    "ClusterError",
     "ConnectorError",
     "CredentialError",
     "IrreversibleWriteError",
