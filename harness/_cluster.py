@@ -225,7 +225,6 @@ class _Slot:
     actor: Any = None
     node: str | None = None
     pid: int | None = None
-    deaths: int = 0
 
 
 @dataclass
@@ -284,6 +283,11 @@ class RayCluster:
         if cpus < 1:
             self.close()
             raise ClusterError(f"the Ray cluster at {self.address} has no CPU to run on")
+        if self.workers is not None and self.workers > cpus:
+            self.close()
+            raise ClusterError(f"--workers {self.workers}: the Ray cluster at {self.address} "
+                               f"has {cpus} CPUs and each worker holds one; give at most "
+                               f"{cpus}")
         self.workers = self.workers or cpus
 
     def close(self) -> None:

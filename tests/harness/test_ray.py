@@ -9,6 +9,8 @@ import json
 import os
 import signal
 import socket
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -234,3 +236,40 @@ def test_two_models_and_two_trials_fan_out_over_the_cluster_each_model_in_its_fo
         for path in folder.rglob("*"):
             if path.is_file() and not path.is_symlink() and path.stat().st_size < 50_000_000:
                 assert secret.encode() not in path.read_bytes(), path
+
+
+def test_a_cluster_started_with_ray_start_is_joined_by_address(
+    home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, suite: TaskSuite,
+) -> None:
+    """The README's way: `ray start --head` with a token, then `--ray HOST:PORT`."""
+    monkeypatch.setenv("RAY_AUTH_MODE", "token")       # Ray reads a process's token once:
+    monkeypatch.setenv("RAY_AUTH_TOKEN", os.environ.get("RAY_AUTH_TOKEN") or "7" * 64)
+    port = closed_port()
+    head = subprocess.Popen(
+        [str(Path(sys.executable).with_name("ray")), "start", "--head", "--block",
+         "--port", str(port), "--num-cpus", "2", "--include-dashboard", "false",
+         "--disable-usage-stats"],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                check_address(f"127.0.0.1:{port}")
+                break
+            except ClusterError:
+                assert head.poll() is None and time.monotonic() < deadline
+                time.sleep(0.5)
+        with pytest.raises(ClusterError, match="has 2 CPUs and each worker holds one"):
+            RayCluster(f"127.0.0.1:{port}", workers=3).connect()
+
+        tasks = suite.filter(apps=["buku"], splits=["test"])
+        one = Evaluation(suite.catalog, OracleAgent(), tasks, tmp_path / "one", mode="replay")
+        one.run()
+        with RayCluster(f"127.0.0.1:{port}", agent="oracle") as cluster:
+            assert cluster.workers == 2                 # one per CPU of the cluster
+            Evaluation(suite.catalog, OracleAgent(), tasks, tmp_path / "ray",
+                       mode="replay", cluster=cluster).run()
+        assert results(tmp_path / "ray") == results(tmp_path / "one")
+    finally:
+        os.killpg(head.pid, signal.SIGTERM)
+        head.wait(timeout=60)
