@@ -340,13 +340,15 @@ class RayCluster:
             for slot in self.slots:
                 while queue and sum(s is slot for s, _, _ in busy.values()) < QUEUED:
                     n = queue.popleft()
-                    local = self._missing_cassette(runner, todo[n])
-                    if local is not None:
-                        done[n] = local
-                        continue
                     task, trial, offered = todo[n]
-                    ref = slot.actor.execute.remote(task, trial, offered,
-                                                    self._cassette(runner, task, trial))
+                    # a replay's cassette goes with its task, for a worker on any machine;
+                    # a missing one fails here, naming the driver's path as in one process
+                    path = runner.cassette(task, trial) if runner.mode.offline else None
+                    if path is not None and not path.exists():
+                        done[n] = runner.execute(task, trial, offered)
+                        continue
+                    cassette = path.read_bytes() if path is not None else None
+                    ref = slot.actor.execute.remote(task, trial, offered, cassette)
                     busy[ref] = (slot, slot.actor, n)
             while following in done:
                 yield done.pop(following)
@@ -406,24 +408,6 @@ class RayCluster:
                                    ) from None
             for line in recovered:
                 self.say(f"worker {slot.number} recovered: {line}")
-
-    @staticmethod
-    def _cassette(runner: Runner, task: Task, trial: int) -> bytes | None:
-        """A replayed run's cassette, for a worker that may be on another machine."""
-        if not runner.mode.offline:
-            return None
-        path = runner.cassette(task, trial)
-        return path.read_bytes() if path is not None and path.exists() else None
-
-    @staticmethod
-    def _missing_cassette(runner: Runner, item: Item) -> Executed | None:
-        """A replay whose cassette is missing fails here, with the driver's path in the
-        reason, as it would in one process; None when there is a cassette to send."""
-        task, trial, offered = item
-        path = runner.cassette(task, trial)
-        if not runner.mode.offline or path is None or path.exists():
-            return None
-        return runner.execute(task, trial, offered)
 
 
 def _first_line(exc: BaseException) -> str:
