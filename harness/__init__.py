@@ -88,6 +88,7 @@ from .scoring import (
     render,
     same_value,
     score_run,
+    spelled_numbers,
 )
 
 if TYPE_CHECKING:
@@ -196,6 +197,7 @@ __all__ = [
     "turn_means",
     "TURN_SCORES",
     "same_value",
+    "spelled_numbers",
     "score_run",
     "step_cases",
     "step_means",

@@ -11,6 +11,7 @@ from ._answers import (
     numbers_in,
     render,
     same_value,
+    spelled_numbers,
 )
 from ._dialogues import goal_met, score_dialogue, score_simulated, turn_errors, turn_right
 from ._runs import OPEN_PASS, Reference, TaskScore, gold_calls, score_run
@@ -28,6 +29,7 @@ __all__ = [
     "numbers_in",
     "render",
     "same_value",
+    "spelled_numbers",
     "score_dialogue",
     "score_simulated",
     "turn_errors",

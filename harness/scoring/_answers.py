@@ -18,7 +18,7 @@ from typing import Any
 from toolbed.tasks._task import FACT, Match, OpenAnswer
 
 __all__ = ["answer_matches", "chinese_yes_no", "filled_references", "mentions", "normalise",
-           "numbers_in", "render", "same_value"]
+           "numbers_in", "render", "same_value", "spelled_numbers"]
 
 _NUMBER = re.compile(r"-?\d+(?:[.,]\d+)*(?:\.\d+)?(?:e[+-]?\d+)?", re.IGNORECASE)
 
@@ -52,6 +52,53 @@ def numbers_in(text: str) -> list[float]:
             found.append(float(cleaned))
         except ValueError:
             continue
+    return found
+
+
+_EN_UNITS = ["zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten",
+             "eleven", "twelve", "thirteen", "fourteen", "fifteen", "sixteen", "seventeen",
+             "eighteen", "nineteen"]
+_EN_TENS = ["twenty", "thirty", "forty", "fifty", "sixty", "seventy", "eighty", "ninety"]
+_EN_NUMBER = re.compile(
+    rf"\b(?:({'|'.join(_EN_TENS)})(?:[- ]({'|'.join(_EN_UNITS[1:10])}))?|({'|'.join(_EN_UNITS)}))"
+    r"(?: (hundred|thousand))?\b")
+_ZH_DIGIT = {"零": 0, "〇": 0, "一": 1, "二": 2, "两": 2, "三": 3, "四": 4, "五": 5, "六": 6,
+             "七": 7, "八": 8, "九": 9}
+_ZH_UNIT = {"十": 10, "百": 100, "千": 1000}
+_ZH_COUNTED = ("个本条项次位人元块天篇张件笔份场首页门台名岁周月年日号分秒封章句行列期轮支家间座层"
+               "把只款组遍回栋辆双套盒瓶杯节")
+_ZH_NUMBER = re.compile(rf"(?<!第)[零〇一二两三四五六七八九十百千万]+(?=[{_ZH_COUNTED}]|小时|分钟|"
+                        r"[,.;:!?。，；：！？、)）]|$)")
+_NONE = re.compile(r"\b(?:no|none|zero|nothing|nobody|not any|n't any)\b|没有|没|无|零")
+
+
+def _chinese_numeral(text: str) -> float:
+    """一百二十三 -> 123, 两万 -> 20000, 二〇二五 -> 2025 (digits alone read as digits)."""
+    if not any(c in _ZH_UNIT or c == "万" for c in text):
+        return float("".join(str(_ZH_DIGIT[c]) for c in text))
+    total = section = digit = 0
+    for char in text:
+        if char in _ZH_DIGIT:
+            digit = _ZH_DIGIT[char]
+        elif char in _ZH_UNIT:
+            section += (digit or 1) * _ZH_UNIT[char]
+            digit = 0
+        else:                                          # 万
+            total += (section + digit or 1) * 10_000
+            section = digit = 0
+    return float(total + section + digit)
+
+
+def spelled_numbers(text: str) -> list[float]:
+    """Every number written in words: English (three, twenty-one, two hundred) and
+    Chinese numerals before a measure word or at a clause's end (三本, 一百二十元, 两个;
+    not 一起 or 第一, which count nothing)."""
+    found = []
+    for tens, unit, small, scale in _EN_NUMBER.findall(text.casefold()):
+        value = (_EN_TENS.index(tens) + 2) * 10 + (_EN_UNITS.index(unit) if unit else 0) \
+            if tens else _EN_UNITS.index(small)
+        found.append(float(value * {"": 1, "hundred": 100, "thousand": 1000}[scale]))
+    found += [_chinese_numeral(m.group(0)) for m in _ZH_NUMBER.finditer(text)]
     return found
 
 
@@ -105,14 +152,18 @@ def chinese_yes_no(answer: str) -> bool | None:
 
 
 def mentions(answer: str, value: Any, tolerance: float = 0.0) -> bool:
-    """Does ``answer`` mention ``value``: as a number, a yes or no (in English anywhere on
+    """Does ``answer`` mention ``value``: as a number (in digits or in words, and zero as
+    "none" / 没有 in an answer that names no number), a yes or no (in English anywhere on
     word bounds, or as a Chinese answer's first word), else as a phrase on word bounds
     (``_joins``)."""
     if isinstance(value, bool) and chinese_yes_no(answer) is value:
         return True
     number = _as_number(value)
     if number is not None:
-        return any(math.isclose(n, number, abs_tol=tolerance or 1e-9) for n in numbers_in(answer))
+        written, spelled = numbers_in(answer), spelled_numbers(answer)
+        if any(math.isclose(n, number, abs_tol=tolerance or 1e-9) for n in written + spelled):
+            return True
+        return number == 0 and not written and not spelled and bool(_NONE.search(answer.casefold()))
     phrase = normalise(render(value))
     if not phrase:
         return False

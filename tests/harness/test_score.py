@@ -17,6 +17,23 @@ def test_numbers_are_read_as_numbers_whatever_their_spelling() -> None:
     assert not mentions("There are 17 buckets.", 7)
 
 
+def test_a_number_written_in_words_is_that_number() -> None:
+    assert mentions("You have three unread books.", 3) and mentions("twenty-one tags", 21)
+    assert mentions("two hundred runs", 200) and not mentions("You have three books.", 2)
+    assert mentions("书架上有三本书。", 3) and mentions("一共一百二十元", 120)
+    assert mentions("有两个日历", 2) and mentions("总数是十二。", 12)
+    assert mentions("预算两万五千元", 25000) and mentions("二〇二五年", 2025)
+    assert not mentions("我们一起去，第一个到的是小王。", 1)    # 一起 and 第一 count nothing
+
+
+def test_zero_is_also_none_when_the_answer_names_no_number() -> None:
+    assert mentions("下周没有安排。", 0) and mentions("There are no open issues.", 0)
+    assert mentions("None of them is overdue.", 0) and mentions("没有", 0.0)
+    assert not mentions("No, there are 2 open issues.", 0)      # a number says otherwise
+    assert not mentions("有两个，没有别的了。", 0)
+    assert not mentions("There are no open issues.", 1)
+
+
 def test_text_is_found_on_word_boundaries_case_ignored() -> None:
     assert mentions("You have not read MIDDLEMARCH yet.", "Middlemarch")
     assert not mentions("Middlemarches", "Middlemarch")
