@@ -91,8 +91,10 @@ class _Auth(_Model):
         """The env vars that hold secrets (a user name is not one)."""
         return []
 
-    def apply(self, read: Read) -> tuple[dict[str, str], dict[str, str]]:
-        """The ``(headers, query params)`` that authenticate a request."""
+    def apply(self, read: Read, args: Mapping[str, Any] | None = None,
+              ) -> tuple[dict[str, str], dict[str, str]]:
+        """The ``(headers, query params)`` that authenticate a request (``args``, the
+        call's arguments, for a scheme whose user is one of them)."""
         return {}, {}
 
     @property
@@ -138,7 +140,8 @@ class ApiKeyAuth(_Auth):
     def secret_env_vars(self) -> list[str]:
         return [self.env]
 
-    def apply(self, read: Read) -> tuple[dict[str, str], dict[str, str]]:
+    def apply(self, read: Read, args: Mapping[str, Any] | None = None,
+              ) -> tuple[dict[str, str], dict[str, str]]:
         carried = {self.name: self.prefix + read(self.env, "API key")}
         return (carried, {}) if self.location == "header" else ({}, carried)
 
@@ -161,7 +164,8 @@ class BearerAuth(_Auth):
     def secret_env_vars(self) -> list[str]:
         return [self.env]
 
-    def apply(self, read: Read) -> tuple[dict[str, str], dict[str, str]]:
+    def apply(self, read: Read, args: Mapping[str, Any] | None = None,
+              ) -> tuple[dict[str, str], dict[str, str]]:
         return {"Authorization": f"Bearer {read(self.env, 'bearer token')}"}, {}
 
     def accepted_by(self, scheme: Mapping[str, Any]) -> bool:
@@ -171,11 +175,15 @@ class BearerAuth(_Auth):
 
 
 class BasicAuth(_Auth):
-    """HTTP Basic auth; user and password come from two env vars."""
+    """HTTP Basic auth; user and password come from two env vars, or the user from a
+    call's argument (``user_arg``) where the API logs in per resource: ihatemoney's user
+    is the id of the project a call is about, its password that project's code."""
 
     scheme: Literal["basic"]
     user_env: str
     password_env: str
+    user_arg: str | None = Field(
+        None, description="Argument whose value is the user name when a call gives it.")
 
     @property
     def env_vars(self) -> list[str]:
@@ -185,8 +193,10 @@ class BasicAuth(_Auth):
     def secret_env_vars(self) -> list[str]:
         return [self.password_env]
 
-    def apply(self, read: Read) -> tuple[dict[str, str], dict[str, str]]:
-        user = read(self.user_env, "user name for basic auth")
+    def apply(self, read: Read, args: Mapping[str, Any] | None = None,
+              ) -> tuple[dict[str, str], dict[str, str]]:
+        given = (args or {}).get(self.user_arg) if self.user_arg else None
+        user = str(given) if given else read(self.user_env, "user name for basic auth")
         password = read(self.password_env, "password for basic auth")
         token = base64.b64encode(f"{user}:{password}".encode()).decode()
         return {"Authorization": f"Basic {token}"}, {}
@@ -739,6 +749,9 @@ class App(_Model):
                     raise ValueError(f"{api.name}: an MCP tool is called as POST "
                                      f"/tools/{api.name} (the bridge's route; the API's "
                                      "name is the tool's)")
+        user_arg = getattr(self.auth, "user_arg", None)
+        if user_arg and not any(user_arg in api.args for api in self.apis):
+            raise ValueError(f"auth.user_arg {user_arg!r} is no API's argument")
         by_name: dict[str, Api] = {}
         for api in self.apis:
             if api.name in by_name:

@@ -7,6 +7,7 @@ them when a request is built. A missing variable is an error that names it.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import Any
 
 from toolbed.apis import App
 from toolbed.errors import CredentialError
@@ -14,9 +15,11 @@ from toolbed.errors import CredentialError
 __all__ = ["auth_for"]
 
 
-def auth_for(app: App, env: Mapping[str, str]) -> tuple[dict[str, str], dict[str, str]]:
-    """The ``(headers, query params)`` that authenticate a call to ``app`` (the scheme
-    builds them, see ``apis/_schema.py``); a missing variable says how to set it."""
+def auth_for(app: App, env: Mapping[str, str], args: Mapping[str, Any] | None = None,
+             ) -> tuple[dict[str, str], dict[str, str]]:
+    """The ``(headers, query params)`` that authenticate a call to ``app`` with ``args``
+    (the scheme builds them, see ``apis/_schema.py``); a missing variable says how to
+    set it."""
     auth = app.auth
 
     def need(var: str, what: str) -> str:
@@ -33,4 +36,4 @@ def auth_for(app: App, env: Mapping[str, str]) -> tuple[dict[str, str], dict[str
             )
         return value
 
-    return auth.apply(need)
+    return auth.apply(need, args)

@@ -248,7 +248,7 @@ class Runtime:
         """Validate the arguments and build the authenticated request (nothing is sent)."""
         app = self.catalog.app_of(api)
         base_url = self.base_url(app)
-        headers, params = ({}, {}) if self.offline else auth_for(app, self.env)
+        headers, params = ({}, {}) if self.offline else auth_for(app, self.env, args)
         try:
             return build_request(api, args, base_url, auth_headers=headers, auth_params=params)
         except ToolbedError:

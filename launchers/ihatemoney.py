@@ -34,18 +34,22 @@ BABEL_DEFAULT_TIMEZONE = "UTC"
 PASSWORD_HASH_METHOD = "pbkdf2:sha256:10000"
 """
 
-PROJECT_NAME = "Maple Street flat"
-CONTACT_EMAIL = "priya.sharma@example.org"
-CURRENCY = "EUR"
+# (id, name, contact email, currency): the English flat share every task logs into
+# by default, and a Chinese road trip (issue 20); both take this run's private code
+PROJECTS = (
+    ("maple-street-flat", "Maple Street flat", "priya.sharma@example.org", "EUR"),
+    ("yunnan-trip-2026", "云南自驾游", "wang.fang@example.cn", "CNY"),
+)
 
 
 @register("launcher", "ihatemoney")
 class IHateMoneyLauncher(Launcher):
     package = "ihatemoney"
     health_path = "/api/currencies"
-    # basic auth is per project: the user is the project id, the password its private
-    # code; bootstrap creates this project with this run's code
-    user = "maple-street-flat"
+    # basic auth is per project: the user is the project id (the call's `project`
+    # argument, auth.user_arg in the catalog; this one when a call names none), the
+    # password its private code; bootstrap creates the projects with this run's code
+    user = PROJECTS[0][0]
 
     def configure(self, data_dir: Path, port: int, env: dict[str, str]) -> list[str]:
         cfg = data_dir / "ihatemoney.cfg"
@@ -72,21 +76,17 @@ class IHateMoneyLauncher(Launcher):
         }
 
     def bootstrap(self, base_url: str, env: dict[str, str]) -> None:
-        # creating a project needs no login; its id and private code are the run's
-        # basic-auth user and password
-        response = httpx.post(
-            f"{base_url}/api/projects",
-            json={
-                "id": self.user,
-                "name": PROJECT_NAME,
-                "password": self.password(env),
-                "contact_email": CONTACT_EMAIL,
-                "default_currency": CURRENCY,
-            },
-            timeout=10,
-        )
-        if response.status_code != 201 or response.json() != self.user:
-            raise AppStartError(
-                f"ihatemoney started but creating its project failed: "
-                f"HTTP {response.status_code} {response.text[:200]}"
+        # creating a project needs no login; a project's id and private code are the
+        # basic-auth user and password of the calls about it
+        for project, name, email, currency in PROJECTS:
+            response = httpx.post(
+                f"{base_url}/api/projects",
+                json={"id": project, "name": name, "password": self.password(env),
+                      "contact_email": email, "default_currency": currency},
+                timeout=10,
             )
+            if response.status_code != 201 or response.json() != project:
+                raise AppStartError(
+                    f"ihatemoney started but creating its project {project} failed: "
+                    f"HTTP {response.status_code} {response.text[:200]}"
+                )

@@ -36,6 +36,23 @@ def test_bearer_and_basic():
     assert base64.b64decode(header.removeprefix("Basic ")) == b"u:p"
 
 
+def test_basic_auth_whose_user_is_the_call_s_argument(demo_catalog):
+    # ihatemoney logs in per project: the user is the project the call is about
+    basic = {"scheme": "basic", "user_env": "DEMO_USER", "password_env": "DEMO_PW",
+             "user_arg": "item_id"}
+    env = {"DEMO_USER": "u", "DEMO_PW": "p", "DEMO_API_KEY": "k"}
+    sent: list[httpx.Request] = []
+    transport = httpx.MockTransport(lambda r: sent.append(r) or httpx.Response(200, json={}))
+    catalog = Catalog([app_with(basic)])
+    with Runtime(catalog, env=env, transport=transport) as rt:
+        rt.call("demo.get_item", {"item_id": "trip-2026"})
+    assert base64.b64decode(sent[0].headers["Authorization"][6:]) == b"trip-2026:p"
+    header = auth_for(catalog.app("demo"), env, {})[0]["Authorization"]
+    assert base64.b64decode(header[6:]) == b"u:p"              # no such argument: the env's
+    with pytest.raises(ValueError, match="user_arg 'project' is no API's argument"):
+        app_with({**basic, "user_arg": "project"})
+
+
 def test_missing_env_key_is_named_and_nothing_is_sent(demo_catalog):
     sent = []
     transport = httpx.MockTransport(lambda r: sent.append(r) or httpx.Response(200))
