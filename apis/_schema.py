@@ -221,6 +221,7 @@ class Arg(BaseModel):
 
         bucket: {type: string, in: path, description: Bucket id}
         title:  {type: string, in: body, field: data.title, description: ...}
+        table:  {type: string, in: path, encoding: tilde, description: ...}
     """
 
     model_config = ConfigDict(frozen=True)
@@ -230,6 +231,11 @@ class Arg(BaseModel):
         None,
         description="Query/header name or dotted JSON body path; defaults to the argument name.",
     )
+    encoding: Literal["percent", "tilde"] = Field(
+        "percent",
+        description="How a path value is escaped: percent (RFC 3986), or tilde for an app "
+        "that finds names only tilde-encoded (Datasette: ~E5~AE~B6 for 家, ~2E for '.').",
+    )
     schema_: dict[str, Any] = Field(alias="schema")
 
     @model_validator(mode="before")
@@ -238,7 +244,7 @@ class Arg(BaseModel):
         if not isinstance(data, dict) or "schema" in data:
             return data
         data = dict(data)
-        placement = {k: data.pop(k) for k in ("in", "field") if k in data}
+        placement = {k: data.pop(k) for k in ("in", "field", "encoding") if k in data}
         return {**placement, "schema": data}
 
     @field_validator("schema_")

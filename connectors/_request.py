@@ -5,9 +5,11 @@ request can carry, never become a request: a refusal is an ``ArgumentError`` tha
 names the argument, whatever the value (a lone surrogate, NaN, a header value that is
 not printable ASCII, a URL too long to send), never another exception. And no argument
 can move a request elsewhere: every path value is one percent-encoded segment, values
-that are dot segments or carry a ``/`` are refused, a header that carries a path
-(WebDAV's ``Destination``) gets the same rules and the same encoding per segment, and
-the built URL is checked to keep the base URL's scheme, host, port and path.
+that are dot segments or carry a ``/`` are refused (or, for an app that reads names
+tilde-encoded, every byte but letters, digits, ``_`` and ``-`` is escaped), a header
+that carries a path (WebDAV's ``Destination``) gets the same rules and the same
+encoding per segment, and the built URL is checked to keep the base URL's scheme,
+host, port and path.
 """
 
 from __future__ import annotations
@@ -155,8 +157,21 @@ def build_request(
     return request
 
 
+_TILDE_SAFE = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-")
+
+
+def _tilde_encode(text: str) -> str:
+    """Datasette's escaping of a name in a URL path: letters, digits, '_' and '-' as
+    they are, a space as '+', every other byte of the UTF-8 as ~XX (家 -> ~E5~AE~B6,
+    '.' -> ~2E, so a table's name never runs into a .json suffix)."""
+    return "".join(chr(b) if b in _TILDE_SAFE else "+" if b == 0x20 else f"~{b:02X}"
+                   for b in text.encode())
+
+
 def _segment(api: Api, name: str, value: Any) -> str:
     text = _scalar(value)
+    if api.args[name].encoding == "tilde" and text:
+        return _tilde_encode(text)          # '/', '.' and '..' are escaped too
     if text in ("", ".", "..") or "/" in text or "\\" in text:
         raise UnsafeArgumentError(
             f"{api.id}: path argument {name!r} = {text!r} is not a single path segment; "

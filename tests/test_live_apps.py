@@ -105,3 +105,21 @@ def _listening_addresses(port: int) -> set[str]:
                     else:
                         found.add("ipv6:" + addr)
     return found
+
+
+def test_datasette_reaches_a_table_whose_name_is_chinese_with_a_space_and_a_dot(catalog):
+    name = "家庭 账本.2026"
+    with launch("datasette", catalog) as app, Runtime(catalog, apps={"datasette": app}) as rt:
+        made = rt.call("datasette.create_table", {
+            "database": "household", "table": name, "pk": "id",
+            "rows": [{"id": 1, "item": "房租", "amount": 4200}]})
+        assert made.status == 201, made.body
+        second = {"id": 2, "item": "水费", "amount": 86}
+        added = rt.call("datasette.insert_rows",
+                        {"database": "household", "table": name, "rows": [second]})
+        assert added.status == 201, added.body
+        rows = rt.call("datasette.list_rows", {"database": "household", "table": name})
+        assert rows.status == 200 and [r["item"] for r in rows.body["rows"]] == ["房租", "水费"]
+        dropped = rt.call("datasette.drop_table", {"database": "household", "table": name,
+                                                    "confirm": True})
+        assert dropped.status == 200, dropped.body

@@ -167,3 +167,18 @@ def test_a_path_in_a_header_is_sent_percent_encoded_like_a_path_argument(catalog
         build_request(catalog.api("wsgidav.move_file"), {
             "folder": "notes", "name": "todo.txt", "destination": "/notes/a\x85b"},
             "http://127.0.0.1:9/dav")
+
+
+def test_a_name_an_app_reads_tilde_encoded_is_sent_so(catalog):
+    # Datasette finds a table only by its tilde-encoded name: 家 is ~E5~AE~B6, a space
+    # '+', a dot ~2E (else it would run into the .json suffix), '/' ~2F
+    request = build_request(catalog.api("datasette.list_rows"), {
+        "database": "household", "table": "家 账本.v2/old"}, "http://127.0.0.1:9")
+    assert request.url.raw_path.split(b"?")[0] == (
+        b"/household/~E5~AE~B6+~E8~B4~A6~E6~9C~AC~2Ev2~2Fold.json")
+    plain = build_request(catalog.api("datasette.list_rows"), {
+        "database": "household", "table": "accounts_2026"}, "http://127.0.0.1:9")
+    assert plain.url.raw_path.split(b"?")[0] == b"/household/accounts_2026.json"
+    with pytest.raises(ArgumentError, match="table"):         # still a required value
+        build_request(catalog.api("datasette.list_rows"), {"database": "household"},
+                      "http://127.0.0.1:9")
