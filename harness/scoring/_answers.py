@@ -67,8 +67,10 @@ _ZH_DIGIT = {"零": 0, "〇": 0, "一": 1, "二": 2, "两": 2, "三": 3, "四": 
 _ZH_UNIT = {"十": 10, "百": 100, "千": 1000}
 _ZH_COUNTED = ("个本条项次位人元块天篇张件笔份场首页门台名岁周月年日号分秒封章句行列期轮支家间座层"
                "把只款组遍回栋辆双套盒瓶杯节")
-_ZH_NUMBER = re.compile(rf"(?<!第)[零〇一二两三四五六七八九十百千万]+(?=[{_ZH_COUNTED}]|小时|分钟|"
-                        r"[,.;:!?。，；：！？、)）]|$)")
+_ZH_DIGITS = "零〇一二两三四五六七八九十"
+_ZH_NUMBER = re.compile(rf"(?<![第\d])[{_ZH_DIGITS}][{_ZH_DIGITS}百千万]*"
+                        rf"(?=[{_ZH_COUNTED}]|小时|分钟|[,.;:!?。，；：！？、)）]|$)")
+_TEN_THOUSANDS = re.compile(r"(\d+(?:\.\d+)?)\s*(万|亿)")
 _NONE = re.compile(r"\b(?:no|none|zero|nothing|nobody|not any|n't any)\b|没有|没|无|零")
 
 
@@ -90,15 +92,17 @@ def _chinese_numeral(text: str) -> float:
 
 
 def spelled_numbers(text: str) -> list[float]:
-    """Every number written in words: English (three, twenty-one, two hundred) and
+    """Every number written in words: English (three, twenty-one, two hundred),
     Chinese numerals before a measure word or at a clause's end (三本, 一百二十元, 两个;
-    not 一起 or 第一, which count nothing)."""
+    not 一起 or 第一, which count nothing), and digits counted in 万 or 亿 (3万 = 30000)."""
     found = []
     for tens, unit, small, scale in _EN_NUMBER.findall(text.casefold()):
         value = (_EN_TENS.index(tens) + 2) * 10 + (_EN_UNITS.index(unit) if unit else 0) \
             if tens else _EN_UNITS.index(small)
         found.append(float(value * {"": 1, "hundred": 100, "thousand": 1000}[scale]))
     found += [_chinese_numeral(m.group(0)) for m in _ZH_NUMBER.finditer(text)]
+    found += [float(n) * (10_000 if unit == "万" else 100_000_000)      # 3万元, 1.5亿
+              for n, unit in _TEN_THOUSANDS.findall(text)]
     return found
 
 

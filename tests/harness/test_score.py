@@ -24,6 +24,8 @@ def test_a_number_written_in_words_is_that_number() -> None:
     assert mentions("有两个日历", 2) and mentions("总数是十二。", 12)
     assert mentions("预算两万五千元", 25000) and mentions("二〇二五年", 2025)
     assert not mentions("我们一起去，第一个到的是小王。", 1)    # 一起 and 第一 count nothing
+    assert mentions("装修预算3万元", 30000) and mentions("年收入1.5万", 15000)
+    assert not mentions("装修预算3万元", 10000)
 
 
 def test_zero_is_also_none_when_the_answer_names_no_number() -> None:
