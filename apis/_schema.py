@@ -91,6 +91,11 @@ class _Auth(_Model):
         """The env vars that hold secrets (a user name is not one)."""
         return []
 
+    @property
+    def call_args(self) -> list[str]:
+        """The call's arguments the scheme reads (checked against the app's APIs)."""
+        return []
+
     def apply(self, read: Read, args: Mapping[str, Any] | None = None,
               ) -> tuple[dict[str, str], dict[str, str]]:
         """The ``(headers, query params)`` that authenticate a request (``args``, the
@@ -192,6 +197,10 @@ class BasicAuth(_Auth):
     @property
     def secret_env_vars(self) -> list[str]:
         return [self.password_env]
+
+    @property
+    def call_args(self) -> list[str]:
+        return [self.user_arg] if self.user_arg else []
 
     def apply(self, read: Read, args: Mapping[str, Any] | None = None,
               ) -> tuple[dict[str, str], dict[str, str]]:
@@ -755,9 +764,9 @@ class App(_Model):
                     raise ValueError(f"{api.name}: an MCP tool is called as POST "
                                      f"/tools/{api.name} (the bridge's route; the API's "
                                      "name is the tool's)")
-        user_arg = getattr(self.auth, "user_arg", None)
-        if user_arg and not any(user_arg in api.args for api in self.apis):
-            raise ValueError(f"auth.user_arg {user_arg!r} is no API's argument")
+        for name in self.auth.call_args:
+            if not any(name in api.args for api in self.apis):
+                raise ValueError(f"auth.user_arg {name!r} is no API's argument")
         by_name: dict[str, Api] = {}
         for api in self.apis:
             if api.name in by_name:

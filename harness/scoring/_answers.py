@@ -71,7 +71,7 @@ _ZH_DIGITS = "零〇一二两三四五六七八九十"
 _ZH_NUMBER = re.compile(rf"(?<![第\d])[{_ZH_DIGITS}][{_ZH_DIGITS}百千万]*"
                         rf"(?=[{_ZH_COUNTED}]|小时|分钟|[,.;:!?。，；：！？、)）]|$)")
 _TEN_THOUSANDS = re.compile(r"(\d+(?:\.\d+)?)\s*(万|亿)")
-_NONE = re.compile(r"\b(?:no|none|zero|nothing|nobody|not any|n't any)\b|没有|没|无|零")
+_NONE = re.compile(r"\b(?:no|none|zero|nothing|nobody|not any|n't any)\b|没|无|零")
 
 
 def _chinese_numeral(text: str) -> float:
