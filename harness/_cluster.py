@@ -6,7 +6,9 @@ workers only execute, as the replay processes of ``Runner.run`` do: each is a Ra
 holding one CPU, with a home of its own on its node (``$TOOLBED_HOME/ray/<run>/worker-N``,
 the node's installed apps linked in), where it starts its own instances of the apps its
 tasks touch, on its own loopback, and rolls every write back there. So a task on one
-worker never sees another's writes, and nothing is shared but the cluster.
+worker never sees another's writes, and nothing is shared but the cluster. An app the
+node lacks is installed there first, once for all of the node's workers, from the
+package registry the node's pip or npm is set up to use.
 
 A task travels as itself with its offered tools and, in a replay, its cassette's bytes;
 what comes back is what executing it gave and, in a recording, the cassette's bytes,
@@ -32,6 +34,7 @@ import os
 import re
 import secrets
 import socket
+import time
 from collections import deque
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import suppress
@@ -47,8 +50,8 @@ from toolbed.connectors import (
     reap_orphans,
     running_apps,
 )
-from toolbed.errors import ClusterError
-from toolbed.launchers import restart_recorded
+from toolbed.errors import AppError, ClusterError
+from toolbed.launchers import get_launcher, restart_recorded
 from toolbed.paths import home_dir
 from toolbed.rollback import Journal, open_entries, recover
 from toolbed.tasks._task import Task
@@ -150,12 +153,15 @@ class _Worker:
         self.home = node_home / "ray" / plan.run / f"worker-{slot}"
         self.home.mkdir(parents=True, exist_ok=True)
         apps = self.home / "apps"
-        if not apps.exists() and (node_home / "apps").exists():
+        if not apps.is_symlink():           # what it installs goes to the node's apps
+            (node_home / "apps").mkdir(parents=True, exist_ok=True)
             apps.symlink_to(node_home / "apps")
         os.environ["TOOLBED_HOME"] = str(self.home)       # this process is the worker's
         self.catalog = load_catalog()
         self.recovered = _recover_dead(self.catalog)
         self.started: dict[str, RunningApp] = {}
+        self.notes: list[str] = []
+        """What this worker did that the driver should say (apps it installed)."""
         mode = parse_mode(plan.mode)
         self.runner = Runner(
             self.catalog, make_agent(plan.agent, plan.options), self.home / "run", mode,
@@ -170,8 +176,9 @@ class _Worker:
         return os.getpid(), ray.get_runtime_context().get_node_id(), self.recovered
 
     def execute(self, task: Task, trial: int, offered: list[str], cassette: bytes | None
-                ) -> tuple[Executed, bytes | None]:
-        """Run one task here: what executing it gave, and the cassette it recorded."""
+                ) -> tuple[Executed, bytes | None, list[str]]:
+        """Run one task here: what executing it gave, the cassette it recorded, and what
+        else the worker did for it that the driver should say."""
         runner = self.runner
         path = runner.cassette(task, trial)
         if path is not None and cassette is not None:
@@ -181,7 +188,8 @@ class _Worker:
         executed = runner.execute(task, trial, offered)
         recorded = path.read_bytes() if path is not None and runner.mode is Mode.RECORD \
             and path.exists() else None
-        return executed, recorded
+        notes, self.notes = self.notes, []
+        return executed, recorded, notes
 
     def stop(self) -> None:
         stop_started(self.started)
@@ -192,9 +200,27 @@ class _Worker:
             return
         need = {a for a in runner.touches(task, offered) if self.catalog.app(a).local}
         need -= set(runner.apps) | set(runner.unavailable)
+        self._install(need)
+        need -= set(runner.unavailable)
         if need:
             runner.apps.update(start_missing(self.catalog, need, self.started,
                                              runner.unavailable, lambda _: None))
+
+    def _install(self, names: set[str]) -> None:
+        """Install on this node each of ``names`` it lacks; one that cannot be is
+        unavailable, with why, like one that will not start (its tasks fail with it)."""
+        for name in sorted(names):
+            launcher = get_launcher(name, self.catalog)
+            if launcher.installed_version() == launcher.app.version:
+                continue
+            began = time.monotonic()
+            try:
+                if launcher.install():       # False: another worker of the node just did
+                    self.notes.append(f"installed {launcher.requirement} on its node "
+                                      f"({time.monotonic() - began:.1f} s)")
+            except AppError as exc:
+                self.runner.unavailable[name] = f"it is not installed on the Ray " \
+                                                f"worker's node, where {exc}"
 
     def _restart(self, app: RunningApp) -> RunningApp:
         new = restart_recorded(app, self.catalog)
@@ -359,7 +385,7 @@ class RayCluster:
             slot, actor, n = busy.pop(ready[0])
             task, trial, offered = todo[n]
             try:
-                executed, recorded = ray.get(ready[0])
+                executed, recorded, notes = ray.get(ready[0])
             except RayActorError as exc:
                 if actor is not slot.actor:     # a run queued behind the one that died
                     queue.appendleft(n)
@@ -377,6 +403,8 @@ class RayCluster:
                 done[n] = Executed(Trajectory(), Reference(), [
                     f"the Ray worker failed: {_first_line(exc)}"], 0.0)
             else:
+                for line in notes:
+                    self.say(f"worker {slot.number}: {line}")
                 if recorded is not None:
                     path = runner.cassette(task, trial)
                     assert path is not None

@@ -10,6 +10,7 @@ later commands find it, and stops it).
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import secrets
@@ -102,9 +103,17 @@ class Launcher:
         ]
 
     def install(self) -> bool:
-        """Install the pinned version; returns False when it was already there."""
-        if self.installed_version() == self.app.version:
-            return False
+        """Install the pinned version; returns False when it was already there. Two
+        processes installing the same app at once (two Ray workers of one node, two
+        `toolbed apps install`) take turns, and the second finds it installed."""
+        self.install_dir.mkdir(parents=True, exist_ok=True)
+        with _taking_turns(self.install_dir / ".install.lock"):
+            if self.installed_version() == self.app.version:
+                return False
+            self._install()
+        return True
+
+    def _install(self) -> None:
         shutil.rmtree(self.prefix, ignore_errors=True)
         self.prefix.mkdir(parents=True)
         for cmd in self.install_commands():
@@ -124,7 +133,6 @@ class Launcher:
         (self.install_dir / "installed.json").write_text(
             json.dumps({"version": self.app.version, "requirements": self.requirements})
         )
-        return True
 
     def require_installed(self) -> None:
         found = self.installed_version()
@@ -277,6 +285,18 @@ class Launcher:
             yield app
         finally:
             stop_app(app)
+
+
+@contextmanager
+def _taking_turns(lock: Path) -> Iterator[None]:
+    """Hold an exclusive lock on file ``lock`` for the block, waiting for it if another
+    process holds it (the lock goes with the process, also when it is killed)."""
+    with open(lock, "a", encoding="utf-8") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
 
 
 class NpmLauncher(Launcher):

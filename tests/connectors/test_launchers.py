@@ -1,9 +1,12 @@
-"""Starting an app that cannot start, or is not installed, gives one clear error."""
+"""Starting an app that cannot start, or is not installed, gives one clear error;
+installing one twice at once installs it once."""
 
 from __future__ import annotations
 
 import os
 import socket
+import sys
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -36,6 +39,27 @@ def test_an_app_that_is_not_installed_says_how_to_install_it(catalog, tmp_path, 
     assert str(err.value) == (
         "kinto 26.5.0 is needed but it is not installed; run `toolbed apps install kinto`"
     )
+
+
+def test_two_installs_of_one_app_at_once_take_turns_and_install_it_once(
+    catalog, tmp_path, monkeypatch
+):
+    """Two Ray workers of one node, or two `toolbed apps install`, may install the same
+    app at the same moment: the second waits for the first, then finds it installed."""
+    monkeypatch.setenv("TOOLBED_HOME", str(tmp_path / "home"))
+    runs = tmp_path / "runs.log"
+
+    class SlowInstall(type(get_launcher("kinto", catalog))):
+        def install_commands(self) -> list[list[str]]:      # a stand-in for pip's run
+            return [[sys.executable, "-c",
+                     f"import time; open({str(runs)!r}, 'a').write('x'); time.sleep(0.5)"]]
+
+    launcher = SlowInstall(catalog.app("kinto"))
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        fresh = sorted(pool.map(lambda _: launcher.install(), range(2)))
+    assert fresh == [False, True]
+    assert runs.read_text() == "x"
+    assert launcher.installed_version() == catalog.app("kinto").version
 
 
 def test_stopping_removes_the_process_and_the_data(catalog):

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -273,3 +274,64 @@ def test_a_cluster_started_with_ray_start_is_joined_by_address(
     finally:
         os.killpg(head.pid, signal.SIGTERM)
         head.wait(timeout=60)
+
+
+def test_workers_install_an_app_their_node_lacks_once_then_run_its_tasks(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, suite: TaskSuite,
+) -> None:
+    """A node with every app but TiddlyWiki: its two workers both need it for their
+    first task; one installs it (with npm, from npm's cache here: a test never reaches
+    the registry, and setup's own install of TiddlyWiki put it there), the other waits
+    for that install and uses it, and the tasks pass as in one process."""
+    installed = home_dir() / "apps"
+    node = tmp_path / "home"
+    (node / "apps").mkdir(parents=True)
+    for app in installed.iterdir():
+        if app.name != "tiddlywiki":
+            (node / "apps" / app.name).symlink_to(app)
+    tasks = [t for t in suite.filter(apps=["tiddlywiki"], splits=["test"])
+             if t.apps == ["tiddlywiki"] and not t.reset][:4]
+    one = Evaluation(suite.catalog, OracleAgent(), tasks, tmp_path / "one", mode="live")
+    one.run()
+
+    monkeypatch.setenv("TOOLBED_HOME", str(node))
+    monkeypatch.setenv("npm_config_offline", "true")      # npm's cache, or an error
+    said: list[str] = []
+    with RayCluster("local", workers=2, agent="oracle", say=said.append) as cluster:
+        summary = Evaluation(suite.catalog, OracleAgent(), tasks, tmp_path / "ray",
+                             mode="live", cluster=cluster).run()
+
+    version = suite.catalog.app("tiddlywiki").version
+    installs = [line for line in said if " installed " in line]
+    assert len(installs) == 1, said                     # once, for both workers
+    assert re.fullmatch(rf"worker [01]: installed tiddlywiki@{re.escape(version)} on its "
+                        r"node \(\d+\.\d s\)", installs[0]), installs
+    assert json.loads((node / "apps" / "tiddlywiki" / "installed.json").read_text()
+                      )["version"] == version
+    assert comparable(results(tmp_path / "ray"), live=True) == \
+        comparable(results(tmp_path / "one"), live=True)
+    assert all(row["success"] for row in results(tmp_path / "ray"))
+    assert summary["problems"] == 0
+
+
+def test_an_app_a_worker_cannot_install_fails_its_tasks_with_why(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, suite: TaskSuite,
+) -> None:
+    node = tmp_path / "home"
+    (node / "apps").mkdir(parents=True)
+    monkeypatch.setenv("TOOLBED_HOME", str(node))
+    monkeypatch.setenv("npm_config_offline", "true")
+    monkeypatch.setenv("npm_config_cache", str(tmp_path / "empty-npm-cache"))
+    task = next(t for t in suite.filter(apps=["tiddlywiki"], splits=["test"])
+                if t.apps == ["tiddlywiki"])
+    with RayCluster("local", workers=1, agent="oracle") as cluster:
+        summary = Evaluation(suite.catalog, OracleAgent(), [task], tmp_path / "ray",
+                             mode="live", cluster=cluster).run()
+
+    [row] = results(tmp_path / "ray")
+    assert not row["success"] and summary["problems"] == 1
+    [why] = row["problems"]
+    assert why.startswith("tiddlywiki could not be started: it is not installed on the Ray "
+                          "worker's node, where installing tiddlywiki@"), why
+    assert "ENOTCACHED" in why                      # npm's own words on why, not a traceback
+    assert not (node / "apps" / "tiddlywiki" / "installed.json").exists()
