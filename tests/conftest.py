@@ -11,15 +11,29 @@ connection, so ``pytest -m "not live"`` is an offline suite.
 
 from __future__ import annotations
 
+import os
+import signal
 import socket
+import subprocess
+import sys
+import time
 from collections.abc import Iterator
 from contextlib import ExitStack
+from pathlib import Path
 
+import httpx
 import pytest
 
 from toolbed.apis import App, Catalog, load_catalog
 from toolbed.connectors import RunningApp, stop_app
-from toolbed.launchers import Launcher, get_launcher, launch, launcher_names, restart_app
+from toolbed.launchers import (
+    Launcher,
+    free_port,
+    get_launcher,
+    launch,
+    launcher_names,
+    restart_app,
+)
 
 LIVE_FIXTURES = frozenset({"kinto", "radicale", "pool", "fresh_apps", "chroma_server"})
 """The fixtures that start apps or servers (here and in the packages' conftest)."""
@@ -91,6 +105,36 @@ def kinto(catalog: Catalog) -> Iterator[RunningApp]:
 def radicale(catalog: Catalog) -> Iterator[RunningApp]:
     with launch("radicale", catalog) as app:
         yield app
+
+
+@pytest.fixture
+def chroma_server(tmp_path: Path) -> Iterator[str]:
+    """A real Chroma server on 127.0.0.1, on a free port, with its data in tmp_path."""
+    port = free_port()
+    chroma = Path(sys.executable).with_name("chroma")
+    log = (tmp_path / "chroma.log").open("wb")
+    proc = subprocess.Popen(
+        [str(chroma), "run", "--path", str(tmp_path / "data"), "--host", "127.0.0.1",
+         "--port", str(port)],
+        stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+        env={**os.environ, "ANONYMIZED_TELEMETRY": "False"})
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                if httpx.get(f"{url}/api/v2/heartbeat", timeout=2).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                pass
+            assert proc.poll() is None, (tmp_path / "chroma.log").read_text()
+            assert time.monotonic() < deadline, "chroma did not answer in 60 s"
+            time.sleep(0.2)
+        yield url
+    finally:
+        os.killpg(proc.pid, signal.SIGTERM)
+        proc.wait(timeout=30)
+        log.close()
 
 
 DEMO = {

@@ -21,10 +21,20 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
+from toolbed.apis import Catalog
 from toolbed.cli import app as cli
 from toolbed.errors import ClusterError, JournalError
-from toolbed.harness import Evaluation, OracleAgent, RayCluster, TaskResult, check_address
+from toolbed.harness import (
+    AgentOptions,
+    Evaluation,
+    OracleAgent,
+    RayCluster,
+    TaskResult,
+    check_address,
+    make_agent,
+)
 from toolbed.paths import home_dir
+from toolbed.retriever import ToolIndex, tool_documents
 from toolbed.rollback import OPEN, Journal
 from toolbed.tasks import Task, TaskSuite, load_tasks
 
@@ -335,3 +345,37 @@ def test_an_app_a_worker_cannot_install_fails_its_tasks_with_why(
                           "worker's node, where installing tiddlywiki@"), why
     assert "ENOTCACHED" in why                      # npm's own words on why, not a traceback
     assert not (node / "apps" / "tiddlywiki" / "installed.json").exists()
+
+
+def test_a_run_on_the_cluster_takes_its_tools_from_an_index_on_a_chroma_server(
+    home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, suite: TaskSuite,
+    chroma_server: str,
+) -> None:
+    """`toolbed eval --ray ... --chroma-url URL`: the driver asks the index on the server
+    for each task's tools (the workers need not reach it), the workers run the tasks, and
+    the rows are a single process's over the same index."""
+    ToolIndex(url=chroma_server).build(tool_documents(Catalog([suite.catalog.app("kinto")])))
+    monkeypatch.setenv("SCRIPTED_OPENAI_KEY", "sk-test")
+    tasks = [t for t in suite.filter(apps=["kinto"], splits=["test"]) if t.apps == ["kinto"]][:4]
+    with ScriptedOpenAI([{"content": "Nothing to report."}]) as server:
+        options = AgentOptions(model="scripted", base_url=server.url,
+                               api_key_env="SCRIPTED_OPENAI_KEY")
+
+        def evaluation(run: str, cluster: RayCluster | None = None) -> Evaluation:
+            return Evaluation(suite.catalog, make_agent("langchain", options), tasks,
+                              tmp_path / run, mode="live", tools="retriever",
+                              index=ToolIndex(url=chroma_server), cluster=cluster)
+
+        evaluation("one").run()
+        with RayCluster("local", workers=2, agent="langchain", options=options) as cluster:
+            summary = evaluation("ray", cluster).run()
+
+    rows = results(tmp_path / "ray")
+    assert comparable(rows, live=True) == comparable(results(tmp_path / "one"), live=True)
+    kinto = {f"kinto.{api.name}" for api in suite.catalog.app("kinto").apis}
+    assert all(len(r["trajectory"]["offered"]) == 5 and set(r["trajectory"]["offered"]) <= kinto
+               for r in rows)                          # the server's index: kinto's alone
+    assert [r["trajectory"]["offered"] for r in rows] == \
+        [r["trajectory"]["offered"] for r in results(tmp_path / "one")]
+    assert summary["problems"] == 0
+    assert not (home / "retriever" / "chroma").exists()          # no local index

@@ -2,15 +2,8 @@
 
 from __future__ import annotations
 
-import os
-import signal
-import subprocess
-import sys
-import time
-from collections.abc import Iterator
 from pathlib import Path
 
-import httpx
 import pytest
 from typer.testing import CliRunner
 
@@ -53,36 +46,6 @@ def test_selector_hands_the_agent_the_top_k_as_callable_tools(
     assert tool_name("kinto.create_record") in [t.name for t in tools]
     record = next(t for t in tools if t.name == tool_name("kinto.create_record"))
     assert {"bucket", "collection"} <= set(record.args)
-
-
-@pytest.fixture
-def chroma_server(tmp_path: Path) -> Iterator[str]:
-    """A real Chroma server on 127.0.0.1, on a free port, with its data in tmp_path."""
-    port = free_port()
-    chroma = Path(sys.executable).with_name("chroma")
-    log = (tmp_path / "chroma.log").open("wb")
-    proc = subprocess.Popen(
-        [str(chroma), "run", "--path", str(tmp_path / "data"), "--host", "127.0.0.1",
-         "--port", str(port)],
-        stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
-        env={**os.environ, "ANONYMIZED_TELEMETRY": "False"})
-    url = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                if httpx.get(f"{url}/api/v2/heartbeat", timeout=2).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
-            assert proc.poll() is None, (tmp_path / "chroma.log").read_text()
-            assert time.monotonic() < deadline, "chroma did not answer in 60 s"
-            time.sleep(0.2)
-        yield url
-    finally:
-        os.killpg(proc.pid, signal.SIGTERM)
-        proc.wait(timeout=30)
-        log.close()
 
 
 def test_a_team_index_on_a_chroma_server(chroma_server: str, catalog: Catalog,
