@@ -153,7 +153,7 @@ class _Worker:
         self.home = node_home / "ray" / plan.run / f"worker-{slot}"
         self.home.mkdir(parents=True, exist_ok=True)
         apps = self.home / "apps"
-        if not apps.is_symlink():           # what it installs goes to the node's apps
+        if not apps.is_symlink() and not apps.exists():   # installs go to the node's apps
             (node_home / "apps").mkdir(parents=True, exist_ok=True)
             apps.symlink_to(node_home / "apps")
         os.environ["TOOLBED_HOME"] = str(self.home)       # this process is the worker's
