@@ -211,11 +211,9 @@ class _Worker:
         unavailable, with why, like one that will not start (its tasks fail with it)."""
         for name in sorted(names):
             launcher = get_launcher(name, self.catalog)
-            if launcher.installed_version() == launcher.app.version:
-                continue
             began = time.monotonic()
             try:
-                if launcher.install():       # False: another worker of the node just did
+                if launcher.install():       # False: installed already, or by a neighbour
                     self.notes.append(f"installed {launcher.requirement} on its node "
                                       f"({time.monotonic() - began:.1f} s)")
             except AppError as exc:
