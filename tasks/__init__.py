@@ -17,7 +17,13 @@ from typing import TYPE_CHECKING
 from toolbed._lazy import attach as _attach
 
 if TYPE_CHECKING:
-    from ._dedup import PARAPHRASE_THRESHOLD, Pair, near_duplicates, translated_dialogues
+    from ._dedup import (
+        PARAPHRASE_THRESHOLD,
+        Pair,
+        examples_near_tasks,
+        near_duplicates,
+        translated_dialogues,
+    )
     from ._dialogue import (
         DIALOGUE_CASSETTES,
         DIALOGUES_DIR,
@@ -100,6 +106,7 @@ __all__ = [
     "check_task",
     "load_file",
     "load_tasks",
+    "examples_near_tasks",
     "near_duplicates",
     "translated_dialogues",
     "set_field",

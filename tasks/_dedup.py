@@ -9,6 +9,10 @@ Across languages the check is on what the tasks do instead: two tasks in differe
 splits and languages that make the same request (``same_request``: the same calls
 with the same arguments) are one request asked twice, translated (similarity 1.0);
 so are two dialogues whose turns make the same requests (``translated_dialogues``).
+
+The catalog's example requests (``queries``, ``queries_zh``) are part of what the
+retriever indexes, so they must not paraphrase a query it is scored on either:
+``examples_near_tasks`` finds those of an API that come as close to a dev or test query.
 """
 
 from __future__ import annotations
@@ -17,13 +21,15 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from toolbed.apis import Catalog
 from toolbed.retriever import default_model, english_scale, load_model
 
 from ._dialogue import Dialogue
 from ._splits import same_request
 from ._task import Task
 
-__all__ = ["PARAPHRASE_THRESHOLD", "Pair", "near_duplicates", "translated_dialogues"]
+__all__ = ["PARAPHRASE_THRESHOLD", "Pair", "examples_near_tasks", "near_duplicates",
+           "translated_dialogues"]
 
 PARAPHRASE_THRESHOLD = 0.9
 """Cosine similarity at or above which two queries count as paraphrases."""
@@ -61,6 +67,34 @@ def near_duplicates(
     pairs += _translated(tasks)
     pairs.sort(key=lambda p: -p.similarity)
     return pairs[:top] if top else pairs
+
+
+def examples_near_tasks(
+    tasks: Sequence[Task], catalog: Catalog, splits: Sequence[str] = ("dev", "test"),
+    threshold: float = PARAPHRASE_THRESHOLD,
+) -> list[Pair]:
+    """Pairs (``<api>: <example request>``, task id) of a catalog example request and a
+    query of a task in ``splits``, in the same language, at least ``threshold`` similar
+    (the scale and models of ``near_duplicates``), most similar first."""
+    pairs: list[Pair] = []
+    for lang, field in (("en", "queries"), ("zh", "queries_zh")):
+        group = [t for t in tasks if t.lang == lang and t.split in splits]
+        examples = [(api.id, q) for api in catalog for q in getattr(api, field)]
+        if not group or not examples:
+            continue
+        model = load_model(default_model(lang))
+
+        def encode(texts: list[str], model: Any = model) -> Any:
+            return model.encode(texts, normalize_embeddings=True, convert_to_numpy=True,
+                                batch_size=64)
+
+        similarity = english_scale(encode([q for _, q in examples])
+                                   @ encode([t.query for t in group]).T, lang)
+        rows, cols = (similarity >= threshold).nonzero()
+        pairs += [Pair(f"{examples[i][0]}: {examples[i][1]}", group[j].id,
+                       round(float(similarity[i, j]), 4)) for i, j in zip(rows, cols, strict=True)]
+    pairs.sort(key=lambda p: -p.similarity)
+    return pairs
 
 
 def translated_dialogues(dialogues: Sequence[Dialogue]) -> list[Pair]:

@@ -21,6 +21,7 @@ from toolbed.tasks import (
     TaskSuite,
     api_coverage,
     assign_splits,
+    examples_near_tasks,
     load_tasks,
     near_duplicates,
     task_cassette,
@@ -87,6 +88,15 @@ def test_splits_follow_the_rule_and_test_holds_apis_train_never_shows(suite: Tas
 
 def test_no_query_paraphrases_one_in_another_split(suite: TaskSuite) -> None:
     pairs = near_duplicates(list(suite))
+    assert pairs == [], [(p.first, p.second, p.similarity) for p in pairs[:10]]
+
+
+def test_no_catalog_example_request_paraphrases_a_query_the_retriever_is_scored_on(
+    suite: TaskSuite, catalog: Catalog
+) -> None:
+    """The example requests are indexed with their API: one that paraphrases a dev or
+    test query would hand the retriever the answer."""
+    pairs = examples_near_tasks(list(suite), catalog)
     assert pairs == [], [(p.first, p.second, p.similarity) for p in pairs[:10]]
 
 
