@@ -23,7 +23,7 @@ import hashlib
 import random
 import tempfile
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -33,7 +33,8 @@ from ._dataset import EvalSet
 from ._documents import ToolDocument
 from ._model import load_model, model_name
 
-__all__ = ["TrainReport", "TrainingExample", "default_model_dir", "train", "training_examples"]
+__all__ = ["TrainReport", "TrainingExample", "default_model_dir", "dense_miner", "train",
+           "training_examples"]
 
 
 def default_model_dir(base: str | Path | None = None) -> Path:
@@ -99,19 +100,55 @@ def training_examples(
 
 def dev_ndcg(model: object, dev: EvalSet, k: int = 5) -> float:
     """The dense ranker's NDCG@k on ``dev``, with ``model`` as it is now (in memory)."""
-    import numpy as np
-
     from ._evaluate import score_rankings
+
+    rankings = dense_rankings(model, dev.queries, dev.documents, k)
+    return score_rankings(rankings, dev.relevant, (k,))[f"ndcg@{k}"]
+
+
+def dense_rankings(model: object, queries: Sequence[str], documents: Sequence[ToolDocument],
+                   k: int) -> list[list[str]]:
+    """The ``k`` documents ``model`` (as it is now, in memory) puts nearest each query."""
+    import numpy as np
 
     def encode(texts: list[str]) -> np.ndarray:
         return model.encode(texts, normalize_embeddings=True, batch_size=64,  # type: ignore
                             convert_to_numpy=True, show_progress_bar=False)
 
-    ids = [d.id for d in dev.documents]
-    scores = encode(list(dev.queries)) @ encode([d.text for d in dev.documents]).T
+    ids = [d.id for d in documents]
+    scores = encode(list(queries)) @ encode([d.text for d in documents]).T
     top = np.argsort(-scores, axis=1)[:, :k]
-    return score_rankings([[ids[i] for i in row] for row in top], dev.relevant, (k,))[
-        f"ndcg@{k}"]
+    return [[ids[i] for i in row] for row in top]
+
+
+Miner = Callable[[object], list["TrainingExample"]]
+"""Given the model as training has left it so far, the examples of the next epoch."""
+
+
+def dense_miner(
+    queries: Sequence[str], relevant: Sequence[set[str]], documents: Sequence[ToolDocument],
+    seed: int = 0, lexical: Sequence[Sequence[str]] | None = None,
+    lexical_weight: float = 0.75, rrf_k: int = 10, depth: int = 20, mined: int = 10,
+) -> Miner:
+    """A ``Miner`` whose negatives come from the model being trained: each query's
+    ``depth`` nearest documents by the model as it is now, fused with ``lexical`` (BM25's
+    ranking of the same queries, which training does not change) the way the pipeline
+    fuses them. As the model learns to push the first negatives down, others take their
+    place near the top; mining again between epochs hands it those (ANCE's idea)."""
+    from ._pipeline import reciprocal_rank_fusion
+
+    def mine(model: object) -> list[TrainingExample]:
+        dense = dense_rankings(model, queries, documents, depth)
+        ranked: list[list[str]] = dense
+        if lexical is not None:
+            ranked = []
+            for by_dense, by_words in zip(dense, lexical, strict=True):
+                fused = reciprocal_rank_fusion([by_dense, list(by_words)[:depth]],
+                                               [1.0, lexical_weight], rrf_k)
+                ranked.append(sorted(fused, key=lambda i: (-fused[i], i))[:depth])
+        return training_examples(queries, relevant, documents, seed, ranked, mined)
+
+    return mine
 
 
 def train(
@@ -119,6 +156,7 @@ def train(
     epochs: float = 2.0, batch_size: int = 32, learning_rate: float = 6e-5,
     max_steps: int = -1, max_seq_length: int | None = 96, seed: int = 0,
     progress: bool = True, dev: EvalSet | None = None, patience: int = 1,
+    remine: Miner | None = None,
 ) -> TrainReport:
     """Fine-tune ``base`` (default: all-MiniLM-L6-v2) on ``examples`` and save it to ``out``.
 
@@ -127,16 +165,19 @@ def train(
     cores a step takes a third of its time at 256: the documents put their arguments
     last, so what is cut is mostly the tail of the argument list. With ``dev``, the epoch
     that scores best on it is saved, and training stops after ``patience`` epochs that
-    do not beat it."""
+    do not beat it. With ``remine``, each epoch after the first trains on the examples
+    it mines with the model as the epochs before left it (one learning-rate schedule
+    runs over all the epochs)."""
     import math
     import time
 
+    import torch
     from datasets import Dataset
     from sentence_transformers import (
         SentenceTransformerTrainer,
         SentenceTransformerTrainingArguments,
     )
-    from transformers import TrainerCallback
+    from transformers import get_linear_schedule_with_warmup
 
     try:  # sentence-transformers 6 moved the losses; 3 to 5 have them here
         from sentence_transformers.sentence_transformer.losses import (
@@ -155,41 +196,45 @@ def train(
     if max_seq_length:
         model.max_seq_length = max_seq_length
     steps = max_steps if max_steps > 0 else math.ceil(len(examples) / batch_size * epochs)
-    data = Dataset.from_dict({
-        "anchor": [e.query for e in examples],
-        "positive": [e.positive for e in examples],
-        "negative": [e.negative for e in examples],
-    })
+    # one optimizer and one schedule (warm-up, then linear decay) across all the epochs
+    optimizer = torch.optim.AdamW(model.parameters(), lr=learning_rate, weight_decay=0.0)
+    schedule = get_linear_schedule_with_warmup(optimizer, steps // 10, steps)
+    loss = MultipleNegativesRankingLoss(model)
     scores: list[float] = []
-
-    class EarlyStopping(TrainerCallback):
-        """Score dev after each epoch, keep the best epoch's model, stop when it stalls."""
-
-        def on_epoch_end(self, args: object, state: object, control: object,
-                         **kwargs: object) -> None:
-            assert dev is not None
-            scores.append(round(dev_ndcg(model, dev), 4))
-            if scores[-1] >= max(scores):
-                model.save(str(out))
-            elif len(scores) - 1 - scores.index(max(scores)) >= patience:
-                control.should_training_stop = True  # type: ignore[attr-defined]
-
+    done, taken, loss_sum = 0.0, 0, 0.0
     with tempfile.TemporaryDirectory(prefix="toolbed-train-") as scratch:
-        args = SentenceTransformerTrainingArguments(
-            output_dir=scratch, num_train_epochs=epochs, max_steps=max_steps,
-            per_device_train_batch_size=batch_size, learning_rate=learning_rate,
-            warmup_steps=steps // 10, seed=seed, data_seed=seed, use_cpu=True, report_to="none",
-            save_strategy="no", logging_strategy="no", disable_tqdm=not progress,
-            batch_sampler="no_duplicates", dataloader_num_workers=0,
-        )
-        trainer = SentenceTransformerTrainer(
-            model=model, args=args, train_dataset=data,
-            loss=MultipleNegativesRankingLoss(model),
-            callbacks=[EarlyStopping()] if dev is not None else None,
-        )
-        result = trainer.train()
+        while done < epochs and taken < steps:
+            part = min(1.0, epochs - done)
+            args = SentenceTransformerTrainingArguments(
+                output_dir=scratch, num_train_epochs=part,
+                max_steps=steps - taken if max_steps > 0 else -1,
+                per_device_train_batch_size=batch_size, learning_rate=learning_rate,
+                seed=seed + len(scores), data_seed=seed + len(scores), use_cpu=True,
+                report_to="none", save_strategy="no", logging_strategy="no",
+                disable_tqdm=not progress, batch_sampler="no_duplicates",
+                dataloader_num_workers=0,
+            )
+            data = Dataset.from_dict({
+                "anchor": [e.query for e in examples],
+                "positive": [e.positive for e in examples],
+                "negative": [e.negative for e in examples],
+            })
+            result = SentenceTransformerTrainer(
+                model=model, args=args, train_dataset=data, loss=loss,
+                optimizers=(optimizer, schedule)).train()
+            taken += result.global_step
+            loss_sum += result.training_loss * result.global_step
+            done += part
+            if dev is not None:
+                scores.append(round(dev_ndcg(model, dev), 4))
+                if scores[-1] >= max(scores):
+                    model.save(str(out))
+                elif len(scores) - 1 - scores.index(max(scores)) >= patience:
+                    break
+            if remine is not None and done < epochs and taken < steps:
+                examples = remine(model)
     if dev is None or not scores:
         model.save(str(out))
-    return TrainReport(len(examples), result.global_step, round(result.training_loss, 4),
+    return TrainReport(len(examples), taken, round(loss_sum / max(1, taken), 4),
                        round(time.perf_counter() - started, 1), out, scores,
                        scores.index(max(scores)) + 1 if scores else 0)

@@ -123,3 +123,56 @@ def test_cli_trains_for_a_step_and_evaluates_it_beside_bm25_and_the_default(
     assert list(scores) == ["bm25", "all-MiniLM-L6-v2", f"all-MiniLM-L6-v2 {pipeline}",
                             f"all-MiniLM-L6-v2-toolbed {pipeline}"]
     assert all(0 < s["mrr"] <= 1 for s in scores.values())
+
+
+class Pointing:
+    """A stand-in encoder that puts each query next to one chosen document."""
+
+    def __init__(self, near: str):
+        self.near = near
+
+    def encode(self, texts: list[str], **_: object) -> object:
+        import numpy as np
+
+        return np.array([[1.0, 0.0] if t.startswith(("q:", self.near)) else [0.0, 1.0]
+                         for t in texts])
+
+
+def test_the_miner_draws_negatives_from_what_the_model_as_it_is_now_ranks_first() -> None:
+    from toolbed.retriever import dense_miner
+
+    docs = [doc("notes.add", "notes", "office"), doc("notes.find", "notes", "office"),
+            doc("mail.send", "mail", "office"), doc("maps.route", "maps", "travel")]
+    mine = dense_miner(["q: write a note"], [{"notes.add"}], docs, mined=1)
+    assert mine(Pointing("maps"))[0].negative == "maps maps.route text"
+    assert mine(Pointing("mail"))[0].negative == "mail mail.send text"   # another model
+    # BM25's ranking is fused in: at rank 1 there, notes.find beats the model's 2nd pick
+    fused = dense_miner(["q: write a note"], [{"notes.add"}], docs, mined=1,
+                        lexical=[["notes.find", "notes.add"]], lexical_weight=2.0)
+    assert fused(Pointing("maps"))[0].negative == "notes notes.find text"
+    assert all(e.negative != e.positive for e in mine(Pointing("notes notes.add")))
+
+
+def test_between_epochs_the_negatives_are_mined_again_with_the_model_trained_so_far(
+    tmp_path: Path, catalog: Catalog, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from toolbed.retriever import EvalSet, dev_ndcg, tool_documents
+
+    block_network(monkeypatch)
+    docs = tool_documents(Catalog([catalog.app("kinto")]))
+    dev = EvalSet("dev", ["delete the bucket called trips"], [{"kinto.delete_bucket"}], docs)
+    first = training_examples(["make a new bucket named trips"], [{"kinto.create_bucket"}],
+                              docs)
+    again = training_examples(["make a new bucket named trips"], [{"kinto.create_bucket"}],
+                              docs, seed=1)
+    seen: list[float] = []
+
+    def remine(model: object) -> list:
+        seen.append(dev_ndcg(model, dev))
+        return again
+
+    report = train(first, tmp_path / "model", epochs=3, batch_size=1, progress=False,
+                   dev=dev, patience=5, remine=remine)
+    assert report.steps == 3 and len(report.dev) == 3
+    # mined before epochs 2 and 3, each time with the model the epochs before had left
+    assert seen == pytest.approx(report.dev[:2], abs=1e-3)
