@@ -201,7 +201,7 @@ def train(
     schedule = get_linear_schedule_with_warmup(optimizer, steps // 10, steps)
     loss = MultipleNegativesRankingLoss(model)
     scores: list[float] = []
-    done, taken, loss_sum = 0.0, 0, 0.0
+    done, taken, loss_sum, epoch = 0.0, 0, 0.0, 0
     with tempfile.TemporaryDirectory(prefix="toolbed-train-") as scratch:
         while done < epochs and taken < steps:
             part = min(1.0, epochs - done)
@@ -209,7 +209,7 @@ def train(
                 output_dir=scratch, num_train_epochs=part,
                 max_steps=steps - taken if max_steps > 0 else -1,
                 per_device_train_batch_size=batch_size, learning_rate=learning_rate,
-                seed=seed + len(scores), data_seed=seed + len(scores), use_cpu=True,
+                seed=seed + epoch, data_seed=seed + epoch, use_cpu=True,
                 report_to="none", save_strategy="no", logging_strategy="no",
                 disable_tqdm=not progress, batch_sampler="no_duplicates",
                 dataloader_num_workers=0,
@@ -224,7 +224,7 @@ def train(
                 optimizers=(optimizer, schedule)).train()
             taken += result.global_step
             loss_sum += result.training_loss * result.global_step
-            done += part
+            done, epoch = done + part, epoch + 1
             if dev is not None:
                 scores.append(round(dev_ndcg(model, dev), 4))
                 if scores[-1] >= max(scores):
