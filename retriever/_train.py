@@ -135,6 +135,7 @@ def dense_miner(
     ranking of the same queries, which training does not change) the way the pipeline
     fuses them. As the model learns to push the first negatives down, others take their
     place near the top; mining again between epochs hands it those (ANCE's idea)."""
+    from ._metrics import rank
     from ._pipeline import reciprocal_rank_fusion
 
     def mine(model: object) -> list[TrainingExample]:
@@ -145,7 +146,7 @@ def dense_miner(
             for by_dense, by_words in zip(dense, lexical, strict=True):
                 fused = reciprocal_rank_fusion([by_dense, list(by_words)[:depth]],
                                                [1.0, lexical_weight], rrf_k)
-                ranked.append(sorted(fused, key=lambda i: (-fused[i], i))[:depth])
+                ranked.append(rank(fused)[:depth])
         return training_examples(queries, relevant, documents, seed, ranked, mined)
 
     return mine

@@ -56,8 +56,7 @@ def near_duplicates(
     for lang in sorted({t.lang for t in tasks}):
         group = [t for t in tasks if t.lang == lang]
         model = encoder if encoder and lang == "en" else load_model(default_model(lang))
-        vectors = model.encode([t.query for t in group], normalize_embeddings=True,
-                               convert_to_numpy=True, batch_size=64)
+        vectors = _vectors(model, [t.query for t in group])
         similarity = english_scale(vectors @ vectors.T, lang)
         splits = np.array([t.split for t in group])
         across = np.triu(splits[:, None] != splits[None, :], k=1)
@@ -83,18 +82,19 @@ def examples_near_tasks(
         if not group or not examples:
             continue
         model = load_model(default_model(lang))
-
-        def encode(texts: list[str], model: Any = model) -> Any:
-            return model.encode(texts, normalize_embeddings=True, convert_to_numpy=True,
-                                batch_size=64)
-
-        similarity = english_scale(encode([q for _, q in examples])
-                                   @ encode([t.query for t in group]).T, lang)
+        similarity = english_scale(_vectors(model, [q for _, q in examples])
+                                   @ _vectors(model, [t.query for t in group]).T, lang)
         rows, cols = (similarity >= threshold).nonzero()
         pairs += [Pair(f"{examples[i][0]}: {examples[i][1]}", group[j].id,
                        round(float(similarity[i, j]), 4)) for i, j in zip(rows, cols, strict=True)]
     pairs.sort(key=lambda p: -p.similarity)
     return pairs
+
+
+def _vectors(model: Any, texts: list[str]) -> Any:
+    """``texts`` embedded by ``model``, normalised, so that a dot product is a cosine."""
+    return model.encode(texts, normalize_embeddings=True, convert_to_numpy=True,
+                        batch_size=64)
 
 
 def translated_dialogues(dialogues: Sequence[Dialogue]) -> list[Pair]:
