@@ -5,13 +5,16 @@ from __future__ import annotations
 import os
 import secrets
 import subprocess
+import time
 from pathlib import Path
+
+import httpx
 
 from toolbed.apis import App
 from toolbed.errors import AppStartError
 from toolbed.registry import register
 
-from ._base import LOOPBACK, Launcher
+from ._base import LOOPBACK, Launcher, RunningApp
 
 DATABASES = ("household", "library")
 """The database files served: created empty, filled by the catalog's seed."""
@@ -64,3 +67,28 @@ class DatasetteLauncher(Launcher):
                 f"datasette started but issuing its API token failed: {err.strip()[-500:]}"
             )
         env[self.token_env] = token
+
+    def ready(self, running: RunningApp) -> None:
+        """Wait until Datasette's own table listing shows every table the seed made.
+
+        Datasette learns about schema changes in the background, up to a second after
+        them; until then `get_database` lists no tables, so a task that reads the
+        listing would depend on how soon after the start it runs.
+        """
+        headers = {"Authorization": f"Bearer {running.env[self.token_env]}"}
+        deadline = time.monotonic() + 30
+        with httpx.Client(base_url=running.base_url, headers=headers, timeout=5) as client:
+            for database in DATABASES:
+                while True:
+                    made = client.get(f"/{database}/-/query.json", params={
+                        "sql": "select name from sqlite_master where type = 'table'",
+                        "_shape": "arrayfirst"}).json()
+                    listed = {t["name"] for t in client.get(f"/{database}.json").json()
+                              .get("tables", [])}
+                    if set(made) <= listed:
+                        break
+                    if time.monotonic() > deadline:
+                        raise AppStartError(
+                            f"datasette: {database} still lists {sorted(listed)} of the "
+                            f"tables {sorted(made)} 30 s after the start; see {running.log_path}")
+                    time.sleep(0.1)
