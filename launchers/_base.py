@@ -20,7 +20,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import ClassVar
@@ -162,6 +162,17 @@ class Launcher:
 
     def ready(self, running: RunningApp) -> None:
         """Wait for anything the app still does after its seed (the app is stopped on error)."""
+
+    def wait_until(self, running: RunningApp, pending: Callable[[], str | None],
+                   timeout: float = 60, interval: float = 0.2) -> None:
+        """Poll ``pending`` until it returns None; it says what the app has not done yet,
+        and after ``timeout`` seconds that is the ``AppStartError``'s message."""
+        deadline = time.monotonic() + timeout
+        while (still := pending()) is not None:
+            if time.monotonic() > deadline:
+                raise AppStartError(f"{self.app.app}: {still} {timeout:g} s after the "
+                                    f"start; see {running.log_path}")
+            time.sleep(interval)
 
     def setup_command(
         self, cmd: list[str], data_dir: Path, what: str, *,

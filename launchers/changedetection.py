@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import time
 from pathlib import Path
 from typing import Any
 
@@ -81,20 +80,15 @@ class ChangedetectionLauncher(Launcher):
         changing the state while a task runs (the next ones are hours away).
         """
         headers = {"x-api-key": running.env[self.token_env]}
-        deadline = time.monotonic() + self.first_check_timeout
         with httpx.Client(base_url=running.base_url, headers=headers, timeout=5) as client:
-            while True:
-                pending = []
+            def pending() -> str | None:
+                unchecked = []
                 for uuid in client.get("/api/v1/watch").json():
                     watch = client.get(f"/api/v1/watch/{uuid}").json()
                     if not watch.get("paused") and not watch.get("check_count"):
-                        pending.append(watch.get("url"))
+                        unchecked.append(watch.get("url"))
                 queued = client.get("/api/v1/systeminfo").json().get("queue_size", 0)
-                if not pending and not queued:
-                    return
-                if time.monotonic() > deadline:
-                    raise AppStartError(
-                        f"changedetection: the seed's watches were not checked within "
-                        f"{self.first_check_timeout:.0f} s: {pending}"
-                    )
-                time.sleep(0.3)
+                return f"the seed's watches {unchecked} (queue {queued}) are not checked" \
+                    if unchecked or queued else None
+            self.wait_until(running, pending, timeout=self.first_check_timeout,
+                            interval=0.3)

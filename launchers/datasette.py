@@ -5,7 +5,6 @@ from __future__ import annotations
 import os
 import secrets
 import subprocess
-import time
 from pathlib import Path
 
 import httpx
@@ -76,19 +75,16 @@ class DatasetteLauncher(Launcher):
         listing would depend on how soon after the start it runs.
         """
         headers = {"Authorization": f"Bearer {running.env[self.token_env]}"}
-        deadline = time.monotonic() + 30
         with httpx.Client(base_url=running.base_url, headers=headers, timeout=5) as client:
-            for database in DATABASES:
-                while True:
-                    made = client.get(f"/{database}/-/query.json", params={
+            def pending() -> str | None:
+                for database in DATABASES:
+                    made = set(client.get(f"/{database}/-/query.json", params={
                         "sql": "select name from sqlite_master where type = 'table'",
-                        "_shape": "arrayfirst"}).json()
+                        "_shape": "arrayfirst"}).json())
                     listed = {t["name"] for t in client.get(f"/{database}.json").json()
                               .get("tables", [])}
-                    if set(made) <= listed:
-                        break
-                    if time.monotonic() > deadline:
-                        raise AppStartError(
-                            f"datasette: {database} still lists {sorted(listed)} of the "
-                            f"tables {sorted(made)} 30 s after the start; see {running.log_path}")
-                    time.sleep(0.1)
+                    if not made <= listed:
+                        return (f"{database} lists {sorted(listed)} of the tables "
+                                f"{sorted(made)}")
+                return None
+            self.wait_until(running, pending, timeout=30, interval=0.1)

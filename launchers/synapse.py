@@ -15,7 +15,6 @@ from __future__ import annotations
 import hashlib
 import hmac
 import secrets
-import time
 import uuid
 from pathlib import Path
 from typing import Any
@@ -146,20 +145,16 @@ class SynapseLauncher(Launcher):
         depend on how soon after the start it runs.
         """
         headers = {"Authorization": f"Bearer {running.env[self.token_env]}"}
-        deadline = time.monotonic() + 60
+        others = {f"@{name}:localhost" for name in _PEOPLE if name != "alice"}
         with httpx.Client(base_url=running.base_url, headers=headers, timeout=5) as client:
-            while True:
+            def pending() -> str | None:
                 found = client.post("/_matrix/client/v3/user_directory/search",
                                     json={"search_term": "localhost", "limit": 10})
                 names = {u.get("user_id") for u in found.json().get("results", [])} \
                     if found.status_code == 200 else set()
-                if {f"@{name}:localhost" for name in _PEOPLE if name != "alice"} <= names:
-                    return
-                if time.monotonic() > deadline:
-                    raise AppStartError(
-                        f"synapse: the user directory still lists only {sorted(names)} "
-                        f"60 s after the start; see {running.log_path}")
-                time.sleep(0.2)
+                return None if others <= names else \
+                    f"the user directory still lists only {sorted(names)}"
+            self.wait_until(running, pending)
 
     # -- bootstrap ------------------------------------------------------------------------
 

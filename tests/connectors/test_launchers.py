@@ -138,3 +138,42 @@ def test_an_mcp_server_is_reached_through_its_bridge_with_the_run_token(catalog)
             found = runtime.call("memory.open_nodes", {"names": ["Priya Nair"]})
     assert found.ok and found.body["structuredContent"]["entities"][0]["name"] == "Priya Nair"
     assert token not in found.model_dump_json()
+
+
+def test_datasette_is_ready_once_its_table_listing_shows_every_table(catalog):
+    """Datasette's table listing lags up to a second behind the schema: right after a
+    table is made, `get_database` does not list it. The start waits (`ready`) until it
+    does, so a task that reads the listing first thing finds the seed's tables."""
+    launcher = get_launcher("datasette", catalog)
+    app = launcher.start()
+    try:
+        with Runtime(catalog, apps={"datasette": app}) as runtime:
+            def listed() -> set[str]:
+                body = runtime.call("datasette.get_database", {"database": "library"}).body
+                return {table["name"] for table in body["tables"]}
+
+            assert {"books", "authors"} <= listed()
+            runtime.call("datasette.create_table", {
+                "database": "library", "table": "wishlist",
+                "columns": [{"name": "title", "type": "text"}]})
+            launcher.ready(app)
+            assert "wishlist" in listed()
+    finally:
+        stop_app(app)
+
+
+def test_waiting_for_an_app_that_never_gets_ready_names_what_it_has_not_done(catalog):
+    launcher = get_launcher("datasette", catalog)
+    app = RunningApp(app="datasette", base_url="http://127.0.0.1:9", pid=0, version="",
+                     data_dir="/nonexistent", log_path="/nonexistent/server.log")
+    calls = []
+
+    def pending() -> str:
+        calls.append(1)
+        return "the seed's tables are not listed"
+
+    with pytest.raises(AppStartError) as err:
+        launcher.wait_until(app, pending, timeout=0.3, interval=0.05)
+    assert str(err.value) == ("datasette: the seed's tables are not listed 0.3 s after the "
+                              "start; see /nonexistent/server.log")
+    assert len(calls) > 1
