@@ -212,22 +212,21 @@ def train(
     ranked = None
     if mine:
         with console.status("mining hard negatives with the untrained pipeline"):
-            miner = ToolIndex(model=base, lang=lang)
-            miner.build(data.documents)
-            ranked = [[h.api for h in hits] for hits in miner.search_many(data.queries, 20)]
+            untrained = ToolIndex(model=base, lang=lang)
+            untrained.build(data.documents)
+            ranked = [[h.api for h in hits]
+                      for hits in untrained.search_many(data.queries, 20)]
     examples = training_examples(data.queries, data.relevant, data.documents, seed, ranked)
-    miner = None
-    if remine:
-        by_words = BM25(data.documents, lang).search_many(data.queries, 20)
-        miner = dense_miner(data.queries, data.relevant, data.documents, seed,
-                            [[h.api for h in hits] for hits in by_words])
+    by_words = BM25(data.documents, lang).search_many(data.queries, 20) if remine else []
+    remine_with = dense_miner(data.queries, data.relevant, data.documents, seed,
+                              [[h.api for h in hits] for hits in by_words]) if remine else None
     console.print(f"{len(examples)} (query, API) pairs from {tasks} {split} tasks" + (
         f" and {len(data.queries) - tasks} catalog requests" if len(data.queries) > tasks
         else ""))
     epochs = epochs or (2.0 if lang == "en" else 1.0)
     report = train_model(examples, out or default_model_dir(base), base, epochs, batch_size,
                          learning_rate, max_steps, max_seq_length, seed, dev=dev,
-                         remine=miner)
+                         remine=remine_with)
     scored = (f"; dev NDCG@5 by epoch {report.dev}, kept epoch {report.best_epoch}"
               if report.dev else "")
     console.print(f"{report.steps} steps in {report.seconds:.0f} s, mean loss {report.loss}"
