@@ -50,7 +50,7 @@ from toolbed.harness import (
 )
 from toolbed.harness.metrics import embedding_similarity, llm_judge
 from toolbed.registry import names
-from toolbed.retriever import model_name
+from toolbed.retriever import STAGES, model_name
 from toolbed.tasks import Dialogue, DialogueSuite, Task, load_dialogues
 
 from ._output import JsonOpt, console, print_json, table
@@ -128,7 +128,7 @@ def eval_(
         help="The retriever's model folder (default: the one `toolbed retriever train` "
         "saved, else all-MiniLM-L6-v2).")] = None,
     retriever_off: Annotated[list[str] | None, typer.Option(
-        help="Switch a retriever stage off (expansion, dense, lexical); repeat for more.")
+        help=f"Switch a retriever stage off ({', '.join(STAGES)}); repeat for more.")
     ] = None,
     retriever_scope: Annotated[str, typer.Option(
         help="What the retriever may offer: tier (APIs of the task's tier; the run starts "
