@@ -217,9 +217,11 @@ def train(
             ranked = [[h.api for h in hits]
                       for hits in untrained.search_many(data.queries, 20)]
     examples = training_examples(data.queries, data.relevant, data.documents, seed, ranked)
-    by_words = BM25(data.documents, lang).search_many(data.queries, 20) if remine else []
-    remine_with = dense_miner(data.queries, data.relevant, data.documents, seed,
-                              [[h.api for h in hits] for hits in by_words]) if remine else None
+    remine_with = None
+    if remine:
+        by_words = BM25(data.documents, lang).search_many(data.queries, 20)
+        remine_with = dense_miner(data.queries, data.relevant, data.documents, seed,
+                                  [[h.api for h in hits] for hits in by_words])
     console.print(f"{len(examples)} (query, API) pairs from {tasks} {split} tasks" + (
         f" and {len(data.queries) - tasks} catalog requests" if len(data.queries) > tasks
         else ""))
