@@ -9,7 +9,7 @@
 
 Behind ``search`` runs a pipeline whose every stage can be switched off (``Pipeline``):
 documents expanded with example requests, dense and BM25 rankings fused, optionally
-the best apps first. Train on
+the best apps first, the top ordered again by a reranker fitted on the dev split. Train on
 the task suite's train split, then score BM25, the untrained model, the trained one
 and each stage's ablation side by side (``compare``), or serve the index to a
 LangChain agent (``ToolRetriever``, ``ToolSelector``). Requests in Chinese have an
@@ -54,10 +54,22 @@ if TYPE_CHECKING:
         default_model,
         english_scale,
         load_model,
+        model_fingerprint,
         model_name,
     )
     from ._pipeline import STAGES, Hit, Pipeline, keep_best_apps, reciprocal_rank_fusion
     from ._plot import plot_ndcg
+    from ._rerank import (
+        FEATURES,
+        RERANKER_FILE,
+        Candidates,
+        Reranker,
+        fit_reranker,
+        load_reranker,
+        named_sources,
+        pipeline_for,
+        usage_counts,
+    )
     from ._train import (
         TrainingExample,
         TrainReport,
@@ -74,17 +86,21 @@ __all__ = [
     "BM25",
     "DEFAULT_MODEL",
     "DEFAULT_MODELS",
+    "FEATURES",
     "KS",
     "PLAIN_TEMPLATE",
+    "RERANKER_FILE",
     "STAGES",
     "TEMPLATE",
     "TEMPLATES",
     "BuildReport",
+    "Candidates",
     "EvalSet",
     "Hit",
     "MultilingualIndex",
     "Pipeline",
     "Ranker",
+    "Reranker",
     "ToolDocument",
     "ToolIndex",
     "ToolRetriever",
@@ -104,13 +120,18 @@ __all__ = [
     "dev_ndcg",
     "english_scale",
     "evaluate",
+    "fit_reranker",
     "keep_best_apps",
     "load_eval_set",
     "load_model",
+    "load_reranker",
     "metadata_filter",
+    "model_fingerprint",
     "model_name",
     "mrr",
+    "named_sources",
     "ndcg_at_k",
+    "pipeline_for",
     "plot_ndcg",
     "query_language",
     "rank",
@@ -121,4 +142,5 @@ __all__ = [
     "tool_documents",
     "train",
     "training_examples",
+    "usage_counts",
 ]

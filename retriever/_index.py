@@ -34,8 +34,9 @@ from toolbed.paths import home_dir
 from ._documents import ToolDocument, text_hash
 from ._lexical import BM25
 from ._metrics import rank
-from ._model import default_model, load_model, model_name
+from ._model import default_model, load_model, model_fingerprint, model_name
 from ._pipeline import Hit, Pipeline, keep_best_apps, reciprocal_rank_fusion
+from ._rerank import Candidates, Reranker, load_reranker, pipeline_for
 
 __all__ = ["BuildReport", "Hit", "ToolIndex", "default_index_dir", "metadata_filter"]
 
@@ -74,20 +75,25 @@ class ToolIndex:
     def __init__(
         self, path: str | Path | None = None, model: str | Path | None = None,
         encoder: Any = None, url: str | None = None, collection: str = "tools",
-        pipeline: Pipeline | None = None, lang: str = "en",
+        pipeline: Pipeline | None = None, lang: str = "en", reranker: Reranker | None = None,
     ):
         """``path``: the local chroma folder; ``url``: a Chroma server to use instead.
         ``collection``: the name's prefix (the model's name is added, and ``-plain`` for
         documents without example requests), so that another corpus, such as an
         external dataset, gets a collection of its own. ``pipeline``: the stages that
         run (default: the best pipeline). ``lang``: the language of the requests it serves
-        and of its documents."""
+        and of its documents. ``reranker``: the rerank stage's model (default: the one
+        `retriever train` saved in the model's folder, if any)."""
         self.path = Path(path) if path else default_index_dir()
         self.url = url
         self.lang = lang
         self.model = model if model is not None else default_model(lang)
         self._encoder = encoder
         self.pipeline = pipeline or Pipeline()
+        self.reranker = reranker
+        if reranker is None:
+            self.pipeline = pipeline_for(self.model, self.pipeline)
+            self.reranker = load_reranker(self.model) if self.pipeline.rerank else None
         self._lexical: BM25 | None = None
         self._allowed: dict[str, set[str]] = {}
         self.client = _client(self.path, url)
@@ -116,45 +122,48 @@ class ToolIndex:
         return [v.tolist() for v in vectors]
 
     def build(self, documents: Sequence[ToolDocument]) -> BuildReport:
-        """Make the collection hold exactly ``documents``, embedding only what changed."""
+        """Make the collection hold exactly ``documents``, embedding only what changed:
+        a document's text, or the model's weights (a model trained again re-embeds all)."""
+        weights = model_fingerprint(self.model)
         stored = self._stored(["metadatas"])
-        hashes = {i: (m or {}).get("hash") for i, m in
-                  zip(stored["ids"], stored["metadatas"], strict=False)}
-        changed = [d for d in documents if hashes.get(d.id) != d.hash]
-        gone = sorted(set(hashes) - {d.id for d in documents})
+        seen = {i: ((m or {}).get("hash"), (m or {}).get("model")) for i, m in
+                zip(stored["ids"], stored["metadatas"], strict=False)}
+        changed = [d for d in documents if seen.get(d.id) != (d.hash, weights)]
+        gone = sorted(set(seen) - {d.id for d in documents})
         for start in range(0, len(changed), 256):
             batch = changed[start:start + 256]
             self.collection.upsert(
                 ids=[d.id for d in batch], documents=[d.text for d in batch],
                 embeddings=self._embed([d.text for d in batch]),
-                metadatas=[{**d.metadata, "hash": d.hash} for d in batch],
+                metadatas=[{**d.metadata, "hash": d.hash, "model": weights} for d in batch],
             )
         if gone:
             self.collection.delete(ids=gone)
         self._lexical, self._allowed = None, {}
         return BuildReport(len(changed), len(gone), len(documents) - len(changed),
-                           self._build_examples(documents))
+                           self._build_examples(documents, weights))
 
-    def _build_examples(self, documents: Sequence[ToolDocument]) -> int:
+    def _build_examples(self, documents: Sequence[ToolDocument], weights: str) -> int:
         """Make the examples collection hold each document's example requests (id
-        ``<api>#<n>``), embedding only the new or edited ones; how many were."""
+        ``<api>#<n>``), embedding only the new or edited ones and those another model
+        (``weights``) embedded; how many were."""
         if self.examples is None:
             return 0
         stored = _read_all(self.examples, ["metadatas"], self.page_size)
-        hashes = {i: (m or {}).get("hash") for i, m in
-                  zip(stored["ids"], stored["metadatas"], strict=False)}
+        seen = {i: ((m or {}).get("hash"), (m or {}).get("model")) for i, m in
+                zip(stored["ids"], stored["metadatas"], strict=False)}
         wanted = {f"{d.id}#{n}": (d, text) for d in documents
                   for n, text in enumerate(d.examples)}
         changed = [(i, d, text) for i, (d, text) in wanted.items()
-                   if hashes.get(i) != text_hash(text)]
+                   if seen.get(i) != (text_hash(text), weights)]
         for start in range(0, len(changed), 256):
             batch = changed[start:start + 256]
             self.examples.upsert(
                 ids=[i for i, _, _ in batch], documents=[text for _, _, text in batch],
                 embeddings=self._embed([text for _, _, text in batch]),
-                metadatas=[{**d.metadata, "api": d.id, "hash": text_hash(text)}
-                           for _, d, text in batch])
-        gone = sorted(set(hashes) - set(wanted))
+                metadatas=[{**d.metadata, "api": d.id, "hash": text_hash(text),
+                            "model": weights} for _, d, text in batch])
+        gone = sorted(set(seen) - set(wanted))
         if gone:
             self.examples.delete(ids=gone)
         return len(changed)
@@ -172,26 +181,48 @@ class ToolIndex:
     ) -> list[list[Hit]]:
         """``search`` for many queries: they are embedded together, the dense ranker
         finds the nearest documents, BM25 ranks the same documents, the examples ranker
-        the nearest example requests; reciprocal rank fusion merges the rankings, and
-        the best apps are kept if the pipeline says so. A hit's score is its last
-        stage's: fused when two rankers or more run, else that ranker's own."""
+        the nearest example requests; reciprocal rank fusion merges the rankings, the
+        best apps are kept if the pipeline says so, and the reranker, when the model has
+        one, orders the top again. A hit's score is its last stage's: the reranker's,
+        fused when two rankers or more run, else that ranker's own."""
+        ranked, docs = self._rank(queries, max(k, self.pipeline.depth), where)
+        reranker = self.reranker if self.pipeline.rerank else None
+        out = []
+        for candidates, scores in ranked:
+            order = candidates.ranked
+            if reranker is not None:
+                order = reranker.order(candidates)
+                scores = {**scores, **reranker.rerank(candidates)}
+            out.append([Hit(api, round(scores[api], 6), docs[api].text, docs[api].metadata)
+                        for api in order[:k]])
+        return out
+
+    def candidates(self, queries: Sequence[str], where: dict[str, Any] | None = None
+                   ) -> list[Candidates]:
+        """Each query's ranking before the rerank stage, with every ranker's scores:
+        what the reranker reads, and is fitted on."""
+        return [c for c, _ in self._rank(queries, self.pipeline.depth, where)[0]]
+
+    def _rank(self, queries: Sequence[str], depth: int, where: dict[str, Any] | None
+              ) -> tuple[list[tuple[Candidates, dict[str, float]]], dict[str, Hit]]:
+        """The pipeline up to the rerank stage: for each query its candidates and their
+        scores; and the documents of every id ranked."""
         p, queries = self.pipeline, list(queries)
-        depth = max(k, p.depth)
         none: list[list[Hit]] = [[] for _ in queries]
         vectors = self._embed(queries) if queries and (p.dense or p.examples) else []
         dense = self._nearest(vectors, depth, where) if p.dense else none
         lexical = self.lexical(queries, depth, where) if p.lexical else none
         by_examples = self._by_examples(vectors, depth, where) if p.examples else \
-            [[] for _ in queries]
+            [{} for _ in queries]
         docs = {h.api: h for hits in [*lexical, *dense] for h in hits}
         only_examples = {a for apis in by_examples for a in apis} - set(docs)
         docs |= self._documents(sorted(only_examples)) if only_examples else {}
         # an example whose API the collection no longer holds (a build cut short) is skipped
-        by_examples = [[a for a in apis if a in docs] for apis in by_examples]
+        by_examples = [{a: s for a, s in apis.items() if a in docs} for apis in by_examples]
         out = []
         for by_dense, by_words, by_example in zip(dense, lexical, by_examples, strict=True):
             used = [(r, w) for r, w, on in zip(
-                ([h.api for h in by_dense], [h.api for h in by_words], by_example),
+                ([h.api for h in by_dense], [h.api for h in by_words], list(by_example)),
                 (1.0, p.lexical_weight, p.examples_weight),
                 (p.dense, p.lexical, p.examples), strict=True) if on]
             if len(used) > 1:
@@ -202,9 +233,9 @@ class ToolIndex:
             if p.apps:
                 scores = keep_best_apps(scores, {a: docs[a].metadata.get("app", "")
                                                  for a in scores}, p.apps)
-            out.append([Hit(api, round(scores[api], 6), docs[api].text, docs[api].metadata)
-                        for api in rank(scores)[:k]])
-        return out
+            out.append((Candidates(rank(scores), {h.api: h.score for h in by_dense},
+                                   {h.api: h.score for h in by_words}, by_example), scores))
+        return out, docs
 
     def dense(
         self, queries: Sequence[str], k: int, where: dict[str, Any] | None = None
@@ -233,19 +264,23 @@ class ToolIndex:
         return hits
 
     def _by_examples(self, vectors: list[list[float]], k: int, where: dict[str, Any] | None
-                     ) -> list[list[str]]:
+                     ) -> list[dict[str, float]]:
         """The examples ranker: for each query vector, the APIs of the ``k`` nearest
-        example requests, each ranked by its nearest one (an id is ``<api>#<n>``, so
-        chroma need read back nothing but distances)."""
+        example requests, best first, each scored by its nearest one's cosine (an id is
+        ``<api>#<n>``, so chroma need read back nothing but distances)."""
         if self.examples is None or not vectors:
-            return [[] for _ in vectors]
+            return [{} for _ in vectors]
         step = max(1, 8000 // max(1, k))
-        out: list[list[str]] = []
+        out: list[dict[str, float]] = []
         for start in range(0, len(vectors), step):
             found = self.examples.query(query_embeddings=vectors[start:start + step],
-                                        n_results=max(1, k), where=where, include=[])
-            out += [list(dict.fromkeys(i.rpartition("#")[0] for i in ids))
-                    for ids in found["ids"]]
+                                        n_results=max(1, k), where=where,
+                                        include=["distances"])
+            for ids, distances in zip(found["ids"], found["distances"] or [], strict=True):
+                nearest: dict[str, float] = {}
+                for i, d in zip(ids, distances, strict=True):
+                    nearest.setdefault(i.rpartition("#")[0], round(1 - d, 6))
+                out.append(nearest)
         return out
 
     def _documents(self, ids: Sequence[str]) -> dict[str, Hit]:
@@ -296,7 +331,8 @@ def _read_all(collection: Any, include: list[str], page_size: int,
 
 
 def _metadata(stored: Any) -> dict[str, str]:
-    return {k: str(v) for k, v in (stored or {}).items() if k != "hash"}
+    """A document's metadata as a hit carries it: without the build's bookkeeping."""
+    return {k: str(v) for k, v in (stored or {}).items() if k not in ("hash", "model")}
 
 
 def _client(path: Path, url: str | None) -> Any:

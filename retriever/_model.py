@@ -19,8 +19,8 @@ from toolbed.errors import RetrieverError
 from toolbed.paths import home_dir
 
 __all__ = ["DEFAULT_MODEL", "DEFAULT_MODELS", "PACKAGED", "SCALES", "UPSTREAM_SHA256",
-           "default_model", "english_scale", "load_model", "model_name", "model_path",
-           "verify_weights"]
+           "default_model", "english_scale", "load_model", "model_fingerprint", "model_name",
+           "model_path", "verify_weights"]
 
 DEFAULT_MODEL = "all-MiniLM-L6-v2"
 
@@ -81,6 +81,27 @@ def model_name(model: str | Path | None) -> str:
     return DEFAULT_MODEL if model is None else Path(model).name
 
 
+def model_fingerprint(model: str | Path | None) -> str:
+    """What identifies a model's weights: a packaged model's published SHA-256, or for a
+    folder the SHA-256 of its weights files (a model trained again into the same folder
+    gets another). The index stores it with every vector, so that a build re-embeds what
+    another model embedded, not only what changed in the text."""
+    name = DEFAULT_MODEL if model is None else str(model)
+    if name in UPSTREAM_SHA256:
+        return UPSTREAM_SHA256[name]
+    digest = hashlib.sha256()
+    weights = sorted(p for p in Path(name).rglob("*")
+                     if p.suffix in (".safetensors", ".bin") and p.is_file())
+    if not weights:
+        raise _not_a_model(model)
+    for path in weights:
+        digest.update(str(path.relative_to(name)).encode() + b"\0")
+        with path.open("rb") as handle:
+            for block in iter(lambda: handle.read(1 << 20), b""):
+                digest.update(block)
+    return digest.hexdigest()
+
+
 def model_path(model: str | Path | None = None) -> str | Path:
     """The folder to load: a packaged model's (by name, its weights verified; None is
     all-MiniLM-L6-v2), or ``model``, a folder."""
@@ -137,9 +158,7 @@ def load_model(model: str | Path | None = None) -> Any:
     transformers_logging.disable_progress_bar()   # "Loading weights" on every load is noise
     path = model_path(model)
     if not Path(path).is_dir():
-        raise RetrieverError(
-            f"no embedding model in {str(model)!r}: give the folder of a sentence-transformers "
-            "model, such as one `toolbed retriever train` saved")
+        raise _not_a_model(model)
     try:
         return SentenceTransformer(str(path), device="cpu", local_files_only=True)
     except Exception as exc:  # a damaged folder fails in json, safetensors, torch, ...
@@ -147,3 +166,9 @@ def load_model(model: str | Path | None = None) -> Any:
             f"cannot load the embedding model {str(model)!r} from local files ({exc}); give "
             "the folder of a sentence-transformers model, such as one `toolbed retriever "
             "train` saved") from None
+
+
+def _not_a_model(model: str | Path | None) -> RetrieverError:
+    return RetrieverError(
+        f"no embedding model in {str(model)!r}: give the folder of a sentence-transformers "
+        "model, such as one `toolbed retriever train` saved")

@@ -10,6 +10,9 @@
                sum over rankers of weight / (rrf_k + rank), rank counted from 1
     apps       app, then API: keep only the APIs of the ``apps`` best apps (an app
                scores as its best API), then rank inside them
+    rerank     the top hits scored again by a model fitted on the dev split over the
+               rankers' scores and the train split's usage (``_rerank``); a model that
+               `retriever train` did not save one for skips it
 
 Every stage can be switched off (``Pipeline().without("lexical")``), which is how
 ``toolbed retriever evaluate --ablation`` measures each one. The defaults are the best
@@ -26,7 +29,7 @@ from toolbed.errors import RetrieverError
 
 __all__ = ["STAGES", "Hit", "Pipeline", "keep_best_apps", "reciprocal_rank_fusion"]
 
-STAGES = ("expansion", "dense", "lexical", "examples", "apps")
+STAGES = ("expansion", "dense", "lexical", "examples", "apps", "rerank")
 """The stages a user can switch off by name."""
 
 
@@ -55,6 +58,8 @@ class Pipeline:
     """BM25's weight in the fusion; the dense ranking's is 1."""
     examples_weight: float = 0.25
     """The examples ranking's weight in the fusion."""
+    rerank: bool = True
+    """Order the top hits again with the model's reranker, when it has one."""
     rrf_k: int = 10
     depth: int = 100
     """How many documents each ranker hands the fusion."""

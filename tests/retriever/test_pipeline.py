@@ -45,12 +45,13 @@ def test_apps_first_keeps_only_the_apis_of_the_best_apps() -> None:
 
 
 def test_stages_are_switched_off_by_name_and_a_bad_one_is_named() -> None:
-    assert Pipeline().name == "expansion+dense+lexical+examples+apps2"
-    assert Pipeline().without("lexical", "expansion", "examples", "apps").name == "dense"
-    assert Pipeline(apps=3).without("expansion").name == "dense+lexical+examples+apps3"
-    with pytest.raises(RetrieverError, match="unknown stage 'rerank'; the stages are "
-                       "expansion, dense, lexical, examples, apps"):
-        Pipeline().without("rerank")
+    assert Pipeline().name == "expansion+dense+lexical+examples+apps2+rerank"
+    assert Pipeline().without("lexical", "expansion", "examples", "apps", "rerank"
+                              ).name == "dense"
+    assert Pipeline(apps=3).without("expansion").name == "dense+lexical+examples+apps3+rerank"
+    with pytest.raises(RetrieverError, match="unknown stage 'crossencoder'; the stages are "
+                       "expansion, dense, lexical, examples, apps, rerank"):
+        Pipeline().without("crossencoder")
     with pytest.raises(RetrieverError, match="needs the dense or the lexical ranker"):
         Pipeline().without("dense", "lexical")
 
@@ -86,8 +87,10 @@ def test_a_stage_switched_off_gives_the_other_rankers_own_ranking(
         owners = [d.id for d in docs for _ in d.examples]
         best = {api: max(s for s, o in zip(sims, owners, strict=True) if o == api)
                 for api in set(owners)}
-        [by_examples] = fused._by_examples([q], 100, None)
+        [nearest_first] = fused._by_examples([q], 100, None)
+        by_examples = list(nearest_first)
         assert by_examples == rank(best)[:len(by_examples)]
+        assert all(abs(nearest_first[a] - best[a]) < 1e-4 for a in by_examples)
         dense_100 = [h.api for h in dense.dense([query], 100)[0]]
         bm25_100 = [h.api for h in BM25(docs).search_many([query], 100)[0]]
         expected = rank(reciprocal_rank_fusion([dense_100, bm25_100, by_examples],

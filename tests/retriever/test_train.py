@@ -10,9 +10,12 @@ from typer.testing import CliRunner
 
 from toolbed.apis import Catalog
 from toolbed.cli import app as cli
+from toolbed.cli._retriever import fit_rerank_stage
 from toolbed.retriever import (
+    RERANKER_FILE,
     ToolDocument,
     ToolIndex,
+    load_eval_set,
     load_model,
     train,
     training_examples,
@@ -101,27 +104,64 @@ def test_one_training_step_then_build_and_search_with_the_trained_model_offline(
     assert len(hits) == 5 and "kinto.create_bucket" in [h.api for h in hits]
 
 
-def test_cli_trains_for_a_step_and_evaluates_it_beside_bm25_and_the_default(
-    tmp_path: Path, dataset: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch
+def test_a_model_trained_again_into_the_same_folder_is_embedded_again(
+    tmp_path: Path, catalog: Catalog, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The documents did not change, the model did: vectors from the old weights must not
+    stay in the index beside queries encoded with the new ones."""
+    from toolbed.retriever import tool_documents
+
+    block_network(monkeypatch)
+    docs = tool_documents(Catalog([catalog.app("kinto")]))
+    examples = training_examples(["make a new bucket named trips"], [{"kinto.create_bucket"}],
+                                 docs)
+    train(examples, tmp_path / "model", max_steps=1, progress=False)
+    first = ToolIndex(tmp_path / "chroma", model=tmp_path / "model").build(docs)
+    assert first.embedded == len(docs) and first.examples == sum(len(d.examples) for d in docs)
+    assert ToolIndex(tmp_path / "chroma", model=tmp_path / "model").build(docs).embedded == 0
+    train(examples, tmp_path / "model", max_steps=1, progress=False, learning_rate=1e-3)
+    again = ToolIndex(tmp_path / "chroma", model=tmp_path / "model").build(docs)
+    assert (again.embedded, again.examples) == (first.embedded, first.examples)
+
+
+def test_cli_trains_for_a_step_fits_a_reranker_and_evaluates_it_beside_bm25_and_the_default(
+    tmp_path: Path, dataset: tuple[Path, Path], catalog: Catalog,
+    monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("TOOLBED_HOME", str(tmp_path / "home"))
     block_network(monkeypatch)
     runner = CliRunner()
+    # the reranker is fitted below on the small dataset: on the dev split it would embed
+    # the whole catalog with the one-step model first
     trained = runner.invoke(cli, ["retriever", "train", "--max-steps", "1", "--batch-size", "4",
-                                  "--no-mine", "--no-early-stopping"])
+                                  "--no-mine", "--no-early-stopping", "--no-reranker"])
     assert trained.exit_code == 0, trained.output
     model_dir = tmp_path / "home" / "retriever" / "models" / "all-MiniLM-L6-v2-toolbed"
     assert "1 steps" in trained.output and (model_dir / "config.json").is_file()
     assert f"toolbed retriever build --model {model_dir}\n" in trained.output
+    assert not (model_dir / RERANKER_FILE).exists()
 
     queries, corpus = dataset
-    scored = runner.invoke(cli, ["retriever", "evaluate", "--queries", str(queries),
-                                 "--corpus", str(corpus), "--model", str(model_dir), "--json"])
+    evaluate = ["retriever", "evaluate", "--queries", str(queries), "--corpus", str(corpus),
+                "--index", str(tmp_path / "chroma"), "--model", str(model_dir), "--json"]
+    scored = runner.invoke(cli, evaluate)
+    assert scored.exit_code == 0, scored.output
+    pipeline = "expansion+dense+lexical+examples+apps2"
+    assert list(json.loads(scored.output[scored.output.index("{"):])) == [
+        "bm25", "all-MiniLM-L6-v2", f"all-MiniLM-L6-v2 {pipeline}",
+        f"all-MiniLM-L6-v2-toolbed {pipeline}"]
+
+    dev = load_eval_set(queries, corpus)
+    said = fit_rerank_stage(model_dir, dev, [{"kinto.create_bucket", "kinto.create_collection"},
+                                             {"kinto.list_records"}], catalog, "en",
+                            tmp_path / "chroma")
+    assert f"fitted on 3 dev queries and saved to {model_dir / RERANKER_FILE}" in said
+    scored = runner.invoke(cli, [*evaluate, "--ablation"])
     assert scored.exit_code == 0, scored.output
     scores = json.loads(scored.output[scored.output.index("{"):])
-    pipeline = "expansion+dense+lexical+examples+apps2"
-    assert list(scores) == ["bm25", "all-MiniLM-L6-v2", f"all-MiniLM-L6-v2 {pipeline}",
-                            f"all-MiniLM-L6-v2-toolbed {pipeline}"]
+    assert f"all-MiniLM-L6-v2-toolbed {pipeline}+rerank" in scores    # the model has one now
+    assert f"all-MiniLM-L6-v2-toolbed {pipeline}" in scores           # and the ablation's row
+    assert f"all-MiniLM-L6-v2 {pipeline}" in scores                   # the default never has
     assert all(0 < s["mrr"] <= 1 for s in scores.values())
 
 
