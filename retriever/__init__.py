@@ -76,6 +76,7 @@ if TYPE_CHECKING:
         default_model_dir,
         dense_miner,
         dev_ndcg,
+        fit_rerank_stage,
         train,
         training_examples,
     )
@@ -120,6 +121,7 @@ __all__ = [
     "dev_ndcg",
     "english_scale",
     "evaluate",
+    "fit_rerank_stage",
     "fit_reranker",
     "keep_best_apps",
     "load_eval_set",

@@ -79,12 +79,12 @@ class Reranker:
         best_words = max(candidates.lexical.values(), default=0.0)
         rows = []
         for api in top:
-            rows.append([
-                dense(api), candidates.lexical.get(api, 0.0) / best_words if best_words > 0
-                else 0.0, examples(api), self.prior.get(api, 0.0),
-                max((self.follows.get(h, {}).get(api, 0.0) for h in heads if h != api),
-                    default=0.0),
-                float(any(api in self.sources.get(h, ()) for h in heads if h != api))])
+            words = candidates.lexical.get(api, 0.0) / best_words if best_words > 0 else 0.0
+            others = [h for h in heads if h != api]
+            follows = max((self.follows.get(h, {}).get(api, 0.0) for h in others), default=0.0)
+            named = any(api in self.sources.get(h, ()) for h in others)
+            rows.append([dense(api), words, examples(api), self.prior.get(api, 0.0), follows,
+                         float(named)])
         return rows
 
     def rerank(self, candidates: Candidates) -> dict[str, float]:

@@ -10,11 +10,11 @@ from typer.testing import CliRunner
 
 from toolbed.apis import Catalog
 from toolbed.cli import app as cli
-from toolbed.cli._retriever import fit_rerank_stage
 from toolbed.retriever import (
     RERANKER_FILE,
     ToolDocument,
     ToolIndex,
+    fit_rerank_stage,
     load_eval_set,
     load_model,
     train,

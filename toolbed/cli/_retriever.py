@@ -10,12 +10,11 @@ from typing import Annotated
 
 import typer
 
-from toolbed.apis import Catalog, load_catalog
+from toolbed.apis import load_catalog
 from toolbed.retriever import (
     BM25,
     DEFAULT_MODELS,
     KS,
-    RERANKER_FILE,
     STAGES,
     EvalSet,
     MultilingualIndex,
@@ -29,18 +28,15 @@ from toolbed.retriever import (
     default_model,
     default_model_dir,
     dense_miner,
-    fit_reranker,
+    fit_rerank_stage,
     load_eval_set,
     metadata_filter,
     model_name,
-    named_sources,
     pipeline_for,
     plot_ndcg,
     query_language,
-    score_rankings,
     tool_documents,
     training_examples,
-    usage_counts,
 )
 from toolbed.retriever import (
     train as train_model,
@@ -248,28 +244,6 @@ def train(
             console.print(fit_rerank_stage(report.path, dev, data.relevant[:tasks],
                                            suite.catalog, lang))
     console.print(f"use it: toolbed retriever build --model {report.path}", soft_wrap=True)
-
-
-def fit_rerank_stage(model: Path, dev: EvalSet, chains: list[set[str]], catalog: Catalog,
-                     lang: str, index_dir: Path | None = None) -> str:
-    """Fit the rerank stage for ``model`` on ``dev`` (the train ``chains`` give its usage
-    features, ``catalog`` the arguments that name their source), save it in the model's
-    folder; what it did. The model's index is built (by default in the default folder,
-    where `retriever build` would put it) to rank the dev queries."""
-    index = ToolIndex(index_dir, model, lang=lang, pipeline=Pipeline().without("rerank"))
-    index.build(dev.documents)
-    candidates = index.candidates(dev.queries)
-    prior, follows = usage_counts(chains)
-    fitted = fit_reranker(candidates, dev.relevant, prior, follows,
-                          named_sources(catalog))
-    fitted.save(model / RERANKER_FILE)
-    before = score_rankings([c.ranked for c in candidates], dev.relevant, (5,))["ndcg@5"]
-    after = score_rankings([fitted.order(c) for c in candidates], dev.relevant,
-                           (5,))["ndcg@5"]
-    return (f"reranker fitted on {len(dev.queries)} dev queries and saved to "
-            f"{model / RERANKER_FILE}; the pipeline's NDCG@5 on those same queries "
-            f"{before} without it, {after} with it (the fit has seen them: the test split "
-            "is the honest measure)")
 
 
 @app.command("evaluate")
