@@ -36,7 +36,7 @@ from ._lexical import BM25
 from ._metrics import rank
 from ._model import default_model, load_model, model_fingerprint, model_name
 from ._pipeline import Hit, Pipeline, keep_best_apps, reciprocal_rank_fusion
-from ._rerank import Candidates, Reranker, load_reranker, pipeline_for
+from ._rerank import Candidates, Reranker, load_reranker
 
 __all__ = ["BuildReport", "Hit", "ToolIndex", "default_index_dir", "metadata_filter"]
 
@@ -90,10 +90,10 @@ class ToolIndex:
         self.model = model if model is not None else default_model(lang)
         self._encoder = encoder
         self.pipeline = pipeline or Pipeline()
-        self.reranker = reranker
-        if reranker is None:
-            self.pipeline = pipeline_for(self.model, self.pipeline)
-            self.reranker = load_reranker(self.model) if self.pipeline.rerank else None
+        self.reranker = reranker or (load_reranker(self.model) if self.pipeline.rerank
+                                     else None)
+        if self.reranker is None:       # the stage runs only with a reranker to run
+            self.pipeline = self.pipeline.without("rerank")
         self._lexical: BM25 | None = None
         self._allowed: dict[str, set[str]] = {}
         self.client = _client(self.path, url)
@@ -191,8 +191,9 @@ class ToolIndex:
         for candidates, scores in ranked:
             order = candidates.ranked
             if reranker is not None:
-                order = reranker.order(candidates)
-                scores = {**scores, **reranker.rerank(candidates)}
+                again = reranker.rerank(candidates)
+                order = [*again, *order[len(again):]]
+                scores = {**scores, **again}
             out.append([Hit(api, round(scores[api], 6), docs[api].text, docs[api].metadata)
                         for api in order[:k]])
         return out

@@ -88,18 +88,20 @@ class Reranker:
         return rows
 
     def rerank(self, candidates: Candidates) -> dict[str, float]:
-        """The top ``depth`` hits' new scores (higher is better)."""
+        """The top ``depth`` hits' new scores, best first (higher is better; equal
+        scores keep the pipeline's order)."""
         w = [self.weights.get(name, 0.0) for name in FEATURES]
-        return {api: round(self.bias + sum(a * b for a, b in zip(w, row, strict=True)), 6)
-                for api, row in zip(candidates.ranked, self.features(candidates),
-                                    strict=False)}
+        scores = {api: round(self.bias + sum(a * b for a, b in zip(w, row, strict=True)), 6)
+                  for api, row in zip(candidates.ranked, self.features(candidates),
+                                      strict=False)}
+        return {api: scores[api] for api in sorted(scores, key=scores.__getitem__,
+                                                   reverse=True)}
 
     def order(self, candidates: Candidates) -> list[str]:
-        """The candidates in the reranker's order: the top ``depth`` by their new scores
-        (equal scores keep the pipeline's order), then the rest as they were."""
+        """The candidates in the reranker's order: the top ``depth`` by their new scores,
+        then the rest as they were."""
         again = self.rerank(candidates)
-        return (sorted(again, key=again.__getitem__, reverse=True)
-                + candidates.ranked[len(again):])
+        return [*again, *candidates.ranked[len(again):]]
 
     def save(self, path: str | Path) -> None:
         Path(path).write_text(json.dumps({
