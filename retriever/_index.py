@@ -34,7 +34,7 @@ from toolbed.paths import home_dir
 from ._documents import ToolDocument, text_hash
 from ._lexical import BM25
 from ._metrics import rank
-from ._model import default_model, load_model, model_fingerprint, model_name
+from ._model import default_model, embed, load_model, model_fingerprint, model_name
 from ._pipeline import Hit, Pipeline, keep_best_apps, reciprocal_rank_fusion
 from ._rerank import Candidates, Reranker, load_reranker
 
@@ -117,9 +117,7 @@ class ToolIndex:
         return self._encoder
 
     def _embed(self, texts: Sequence[str]) -> list[list[float]]:
-        vectors = self.encoder.encode(list(texts), normalize_embeddings=True, batch_size=64,
-                                      convert_to_numpy=True, show_progress_bar=False)
-        return [v.tolist() for v in vectors]
+        return [v.tolist() for v in embed(self.encoder, texts)]
 
     def build(self, documents: Sequence[ToolDocument]) -> BuildReport:
         """Make the collection hold exactly ``documents``, embedding only what changed:

@@ -35,7 +35,7 @@ from ._dataset import EvalSet
 from ._documents import ToolDocument
 from ._evaluate import score_rankings
 from ._index import ToolIndex
-from ._model import load_model, model_name
+from ._model import bf16_native, embed, load_model, model_name
 from ._pipeline import Pipeline
 from ._rerank import RERANKER_FILE, fit_reranker, named_sources, usage_counts
 
@@ -115,12 +115,8 @@ def dense_rankings(model: object, queries: Sequence[str], documents: Sequence[To
     """The ``k`` documents ``model`` (as it is now, in memory) puts nearest each query."""
     import numpy as np
 
-    def encode(texts: list[str]) -> np.ndarray:
-        return model.encode(texts, normalize_embeddings=True, batch_size=64,  # type: ignore
-                            convert_to_numpy=True, show_progress_bar=False)
-
     ids = [d.id for d in documents]
-    scores = encode(list(queries)) @ encode([d.text for d in documents]).T
+    scores = embed(model, queries) @ embed(model, [d.text for d in documents]).T
     top = np.argsort(-scores, axis=1)[:, :k]
     return [[ids[i] for i in row] for row in top]
 
@@ -172,7 +168,8 @@ def train(
     that scores best on it is saved, and training stops after ``patience`` epochs that
     do not beat it. With ``remine``, each epoch after the first trains on the examples
     it mines with the model as the epochs before left it (one learning-rate schedule
-    runs over all the epochs)."""
+    runs over all the epochs). On a CPU with bfloat16 in hardware (``bf16_native``)
+    the steps run under bfloat16 autocast, the weights kept in float32."""
     import math
     import time
 
@@ -217,7 +214,7 @@ def train(
                 seed=seed + epoch, data_seed=seed + epoch, use_cpu=True,
                 report_to="none", save_strategy="no", logging_strategy="no",
                 disable_tqdm=not progress, batch_sampler="no_duplicates",
-                dataloader_num_workers=0,
+                dataloader_num_workers=0, bf16=bf16_native(),
             )
             data = Dataset.from_dict({
                 "anchor": [e.query for e in examples],
