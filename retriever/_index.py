@@ -190,7 +190,7 @@ class ToolIndex:
             order = candidates.ranked
             if reranker is not None:
                 again = reranker.rerank(candidates)
-                order = [*again, *order[len(again):]]
+                order = reranker.order(candidates, again)
                 scores = {**scores, **again}
             out.append([Hit(api, round(scores[api], 6), docs[api].text, docs[api].metadata)
                         for api in order[:k]])

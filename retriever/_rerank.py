@@ -97,10 +97,11 @@ class Reranker:
         return {api: scores[api] for api in sorted(scores, key=scores.__getitem__,
                                                    reverse=True)}
 
-    def order(self, candidates: Candidates) -> list[str]:
-        """The candidates in the reranker's order: the top ``depth`` by their new scores,
-        then the rest as they were."""
-        again = self.rerank(candidates)
+    def order(self, candidates: Candidates, scores: dict[str, float] | None = None
+              ) -> list[str]:
+        """The candidates in the reranker's order: the top ``depth`` by their new scores
+        (``scores``, when the caller has ``rerank``'s already), then the rest as they were."""
+        again = self.rerank(candidates) if scores is None else scores
         return [*again, *candidates.ranked[len(again):]]
 
     def save(self, path: str | Path) -> None:

@@ -12,11 +12,15 @@ from toolbed.apis import Catalog
 from toolbed.cli import app as cli
 from toolbed.retriever import (
     RERANKER_FILE,
+    EvalSet,
     ToolDocument,
     ToolIndex,
+    dense_miner,
+    dev_ndcg,
     fit_rerank_stage,
     load_eval_set,
     load_model,
+    tool_documents,
     train,
     training_examples,
 )
@@ -67,8 +71,6 @@ def test_with_a_ranking_the_negative_is_one_the_retriever_placed_high_and_not_go
 def test_with_a_dev_set_each_epoch_is_scored_and_the_best_one_is_kept(
     tmp_path: Path, catalog: Catalog, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from toolbed.retriever import EvalSet, dev_ndcg, tool_documents
-
     block_network(monkeypatch)
     docs = tool_documents(Catalog([catalog.app("kinto")]))
     dev = EvalSet("dev", ["delete the bucket called trips", "list my books"],
@@ -86,8 +88,6 @@ def test_with_a_dev_set_each_epoch_is_scored_and_the_best_one_is_kept(
 def test_one_training_step_then_build_and_search_with_the_trained_model_offline(
     tmp_path: Path, catalog: Catalog, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from toolbed.retriever import tool_documents
-
     block_network(monkeypatch)          # training, saving and loading use local files only
     docs = tool_documents(Catalog([catalog.app("kinto")]))
     examples = training_examples(
@@ -109,8 +109,6 @@ def test_a_model_trained_again_into_the_same_folder_is_embedded_again(
 ) -> None:
     """The documents did not change, the model did: vectors from the old weights must not
     stay in the index beside queries encoded with the new ones."""
-    from toolbed.retriever import tool_documents
-
     block_network(monkeypatch)
     docs = tool_documents(Catalog([catalog.app("kinto")]))
     examples = training_examples(["make a new bucket named trips"], [{"kinto.create_bucket"}],
@@ -179,8 +177,6 @@ class Pointing:
 
 
 def test_the_miner_draws_negatives_from_what_the_model_as_it_is_now_ranks_first() -> None:
-    from toolbed.retriever import dense_miner
-
     docs = [doc("notes.add", "notes", "office"), doc("notes.find", "notes", "office"),
             doc("mail.send", "mail", "office"), doc("maps.route", "maps", "travel")]
     mine = dense_miner(["q: write a note"], [{"notes.add"}], docs, mined=1)
@@ -196,8 +192,6 @@ def test_the_miner_draws_negatives_from_what_the_model_as_it_is_now_ranks_first(
 def test_between_epochs_the_negatives_are_mined_again_with_the_model_trained_so_far(
     tmp_path: Path, catalog: Catalog, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from toolbed.retriever import EvalSet, dev_ndcg, tool_documents
-
     block_network(monkeypatch)
     docs = tool_documents(Catalog([catalog.app("kinto")]))
     dev = EvalSet("dev", ["delete the bucket called trips"], [{"kinto.delete_bucket"}], docs)
