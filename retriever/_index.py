@@ -21,6 +21,7 @@ language behind one ``search``.
 from __future__ import annotations
 
 import json
+import math
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -92,6 +93,11 @@ class ToolIndex:
         self.pipeline = pipeline or Pipeline()
         self.reranker = reranker or (load_reranker(self.model) if self.pipeline.rerank
                                      else None)
+        if self.reranker is None and self.pipeline.cut:
+            raise RetrieverError(
+                f"a cut ({self.pipeline.cut:g}) reads the rerank stage's probabilities, and "
+                f"the model {self.model} has no reranker: train one (`toolbed retriever "
+                "train`) or leave the cut out")
         if self.reranker is None:       # the stage runs only with a reranker to run
             self.pipeline = self.pipeline.without("rerank")
         self._lexical: BM25 | None = None
@@ -181,7 +187,8 @@ class ToolIndex:
         finds the nearest documents, BM25 ranks the same documents, the examples ranker
         the nearest example requests; reciprocal rank fusion merges the rankings, the
         best apps are kept if the pipeline says so, and the reranker, when the model has
-        one, orders the top again. A hit's score is its last stage's: the reranker's,
+        one, orders the top again; with a cut, hits after the first stop at the first
+        the reranker is less sure of. A hit's score is its last stage's: the reranker's,
         fused when two rankers or more run, else that ranker's own."""
         ranked, docs = self._rank(queries, max(k, self.pipeline.depth), where)
         reranker = self.reranker if self.pipeline.rerank else None
@@ -192,6 +199,10 @@ class ToolIndex:
                 again = reranker.rerank(candidates)
                 order = reranker.order(candidates, again)
                 scores = {**scores, **again}
+                if self.pipeline.cut:     # ``again`` is best first: this keeps a prefix
+                    order = order[:1] + [
+                        api for api in order[1:k] if reranker.probability(
+                            again.get(api, -math.inf)) >= self.pipeline.cut]
             out.append([Hit(api, round(scores[api], 6), docs[api].text, docs[api].metadata)
                         for api in order[:k]])
         return out

@@ -13,6 +13,9 @@
     rerank     the top hits scored again by a model fitted on the dev split over the
                rankers' scores and the train split's usage (``_rerank``); a model that
                `retriever train` did not save one for skips it
+    cut        optional, off by default: after the first hit, offer only those the
+               reranker gives at least ``cut`` probability of being a gold API, so a
+               confident search offers fewer tools (fewer to choose wrongly among)
 
 Every stage can be switched off (``Pipeline().without("lexical")``), which is how
 ``toolbed retriever evaluate --ablation`` measures each one. The defaults are the best
@@ -60,6 +63,9 @@ class Pipeline:
     """The examples ranking's weight in the fusion."""
     rerank: bool = True
     """Order the top hits again with the model's reranker, when it has one."""
+    cut: float = 0.0
+    """Keep hits after the first only while the reranker's probability that they are a
+    gold API is at least this (0: always the top k). Needs the rerank stage."""
     rrf_k: int = 10
     depth: int = 100
     """How many documents each ranker hands the fusion."""
@@ -69,6 +75,12 @@ class Pipeline:
             raise RetrieverError("a pipeline needs the dense or the lexical ranker (or both)")
         if self.apps < 0 or self.depth < 1 or self.rrf_k < 0 or self.examples_weight < 0:
             raise RetrieverError(f"bad pipeline settings: {self}")
+        if not 0 <= self.cut < 1:
+            raise RetrieverError(f"cut {self.cut}: a probability from 0 (no cut) to below 1")
+        if self.cut and not self.rerank:
+            raise RetrieverError(f"cut {self.cut} needs the rerank stage, whose probabilities "
+                                 "it reads: keep rerank on, over a model `toolbed retriever "
+                                 "train` saved a reranker for, or leave the cut out")
 
     def without(self, *stages: str) -> Pipeline:
         """The same pipeline with the named stages off."""
@@ -81,9 +93,11 @@ class Pipeline:
 
     @property
     def name(self) -> str:
-        """The stages that are on, e.g. ``expansion+dense+lexical+examples+apps2``."""
-        return "+".join(f"{s}{self.apps}" if s == "apps" else s
-                        for s in STAGES if getattr(self, s))
+        """The stages that are on, e.g. ``expansion+dense+lexical+examples+apps2``, and
+        the cut when there is one (``+cut0.4``)."""
+        return "+".join([*(f"{s}{self.apps}" if s == "apps" else s
+                           for s in STAGES if getattr(self, s)),
+                         *([f"cut{self.cut:g}"] if self.cut else [])])
 
 
 def reciprocal_rank_fusion(

@@ -24,6 +24,7 @@ it did not learn within the training budget and took 150 ms a query (README).
 from __future__ import annotations
 
 import json
+import math
 import re
 from collections import Counter, defaultdict
 from collections.abc import Mapping, Sequence
@@ -96,6 +97,12 @@ class Reranker:
                                       strict=False)}
         return {api: scores[api] for api in sorted(scores, key=scores.__getitem__,
                                                    reverse=True)}
+
+    @staticmethod
+    def probability(score: float) -> float:
+        """What a score from ``rerank`` says: the fitted probability that the hit is a
+        gold API (the logistic function of the score)."""
+        return 1 / (1 + math.exp(-score)) if score > -700 else 0.0
 
     def order(self, candidates: Candidates, scores: dict[str, float] | None = None
               ) -> list[str]:

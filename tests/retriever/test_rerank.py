@@ -147,3 +147,41 @@ def test_a_damaged_reranker_is_one_clear_error(
     assert result.exit_code == 1, result.output
     assert "Error: the reranker" in result.output and "delete the file" in result.output
     assert "Traceback" not in result.output
+
+
+def test_a_cut_offers_after_the_first_hit_only_those_the_reranker_is_sure_of(
+    tmp_path: Path, kinto_index: ToolIndex, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    block_network(monkeypatch)
+    query = "make a new bucket called trips"
+    before = [h.api for h in kinto_index.search(query, 5)]
+    sure = before[2:4]               # the reranker gives these two 0.99, the rest 0.007
+    Reranker({"prior": 10.0}, -5.0, prior={sure[0]: 1.0, sure[1]: 0.99}).save(
+        kinto_index.model / RERANKER_FILE)
+
+    def search(cut: float) -> list[str]:
+        index = ToolIndex(tmp_path / "chroma", kinto_index.model, pipeline=Pipeline(
+            apps=0, cut=cut))
+        assert index.pipeline.name.endswith("+rerank" + (f"+cut{cut:g}" if cut else ""))
+        return [h.api for h in index.search(query, 5)]
+
+    assert search(0.0) == sure + [a for a in before if a not in sure][:3]
+    assert search(0.5) == search(0.99) == sure
+    assert search(0.995) == sure[:1]        # the first hit is always offered
+    Reranker({"prior": 10.0}, -5.0).save(kinto_index.model / RERANKER_FILE)
+    assert search(0.5) == before[:1]
+
+
+def test_a_cut_without_a_reranker_to_read_is_one_clear_error(
+    tmp_path: Path, kinto_index: ToolIndex
+) -> None:
+    assert not (kinto_index.model / RERANKER_FILE).exists()
+    with pytest.raises(RetrieverError, match="has no reranker"):
+        ToolIndex(tmp_path / "chroma", kinto_index.model, pipeline=Pipeline(cut=0.4))
+    for args, says in [(["--cut", "1.5"], "a probability from 0"),
+                       (["--cut", "0.4", "--off", "rerank"], "needs the rerank stage")]:
+        result = CliRunner().invoke(cli, ["retriever", "search", "make a bucket", "--index",
+                                          str(tmp_path / "chroma"), "--model",
+                                          str(kinto_index.model), *args])
+        assert result.exit_code != 0 and says in result.output, result.output
+        assert "Traceback" not in result.output

@@ -67,7 +67,7 @@ from ._tasks import (
 
 
 def _tool_index(retriever_model: str | None, off: list[str] | None, lang: str = "en",
-                url: str | None = None) -> Any:
+                url: str | None = None, cut: float = 0.0) -> Any:
     """The retriever's index for ``--tools retriever``: the best pipeline (less the
     stages switched off) over the model `toolbed retriever train` saved if there is
     one, else the packaged one; for tasks in Chinese (``lang`` zh or all) an index per
@@ -76,7 +76,7 @@ def _tool_index(retriever_model: str | None, off: list[str] | None, lang: str = 
     from ._retriever import build_index, open_index
 
     index = open_index(model=retriever_model, off=off, lang="en" if lang == "en" else "all",
-                       url=url)
+                       url=url, cut=cut)
     with console.status(f"updating the tool index ({model_name(index.model)})"):
         build_index(index)
     return index
@@ -130,6 +130,10 @@ def eval_(
     retriever_off: Annotated[list[str] | None, typer.Option(
         help=f"Switch a retriever stage off ({', '.join(STAGES)}); repeat for more.")
     ] = None,
+    retriever_cut: Annotated[float, typer.Option(
+        help="Offer the retriever's hits after the first only while its rerank stage "
+        "gives them at least this probability of being a gold tool (0: always k). Fewer "
+        "tools to choose wrongly among, at the price of some gold ones.")] = 0.0,
     retriever_scope: Annotated[str, typer.Option(
         help="What the retriever may offer: tier (APIs of the task's tier; the run starts "
         "the self-hosted apps they belong to), all (the whole catalog), apps (the task's "
@@ -243,7 +247,7 @@ def eval_(
         _step_by_step(chosen_agent, suite.catalog, chosen, run_mode, run_dir, cassettes, tools,
                       getattr(chosen_agent, "observation_cap", 6000))
         return
-    index = _tool_index(retriever_model, retriever_off, lang, chroma_url) \
+    index = _tool_index(retriever_model, retriever_off, lang, chroma_url, retriever_cut) \
         if tools == "retriever" and chosen_agent.name != "oracle" else None
     several = len(models) > 1
     say = lambda line: console.print(line, markup=False)  # noqa: E731

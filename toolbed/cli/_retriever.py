@@ -61,6 +61,9 @@ OffOpt = Annotated[list[str] | None, typer.Option(
 AppsFirstOpt = Annotated[int | None, typer.Option(
     "--apps-first", help="Rank APIs only inside the N best apps (0: all APIs, flat; default: "
     "the pipeline's).")]
+CutOpt = Annotated[float, typer.Option(
+    "--cut", help="After the first hit, only those the rerank stage gives at least this "
+    "probability of being a gold API (0, the default: always k).")]
 TierOpt = Annotated[str | None, typer.Option("--tier", help="Only selfhosted, hosted or mcp APIs.")]
 IndexLangOpt = Annotated[str, typer.Option(
     "--lang", help="The requests' language: en, zh, or all (an index for each; a request "
@@ -77,15 +80,17 @@ def trained_model(model: str | None, lang: str = "en") -> str | None:
     return model or (str(trained) if (trained / "config.json").is_file() else None)
 
 
-def chosen_pipeline(off: list[str] | None = None, apps_first: int | None = None) -> Pipeline:
-    """The best pipeline, less the stages switched ``off``, with ``apps_first`` apps."""
-    best = Pipeline() if apps_first is None else Pipeline(apps=apps_first)
+def chosen_pipeline(off: list[str] | None = None, apps_first: int | None = None,
+                    cut: float = 0.0) -> Pipeline:
+    """The best pipeline, less the stages switched ``off``, with ``apps_first`` apps and
+    the ``cut``, if any."""
+    best = Pipeline(cut=cut) if apps_first is None else Pipeline(apps=apps_first, cut=cut)
     return best.without(*(off or []))
 
 
 def open_index(
     index: Path | None = None, model: str | None = None, off: list[str] | None = None,
-    apps_first: int | None = None, url: str | None = None, lang: str = "en",
+    apps_first: int | None = None, url: str | None = None, lang: str = "en", cut: float = 0.0,
 ) -> ToolIndex | MultilingualIndex:
     """The index for requests in ``lang`` with the chosen pipeline over the trained model
     when there is one; for ``all``, one such index per language (``model``: the
@@ -93,10 +98,10 @@ def open_index(
     if lang == "all":
         return MultilingualIndex({
             code: ToolIndex(index, trained_model(model if code == "en" else None, code),
-                            url=url, pipeline=chosen_pipeline(off, apps_first), lang=code)
+                            url=url, pipeline=chosen_pipeline(off, apps_first, cut), lang=code)
             for code in DEFAULT_MODELS})
     return ToolIndex(index, trained_model(model, lang), url=url,
-                     pipeline=chosen_pipeline(off, apps_first), lang=lang)
+                     pipeline=chosen_pipeline(off, apps_first, cut), lang=lang)
 
 
 def build_index(index: ToolIndex | MultilingualIndex, tier: str | None = None) -> str:
@@ -147,12 +152,12 @@ def search(
     k: Annotated[int, typer.Option("-k", help="How many APIs.")] = 5,
     app_: Annotated[str | None, typer.Option("--app", help="Only this app's APIs.")] = None,
     tier: TierOpt = None, index: IndexOpt = None, model: ModelOpt = None,
-    off: OffOpt = None, apps_first: AppsFirstOpt = None,
+    off: OffOpt = None, apps_first: AppsFirstOpt = None, cut: CutOpt = 0.0,
     chroma_url: UrlOpt = None, json_: JsonOpt = False,
 ) -> None:
     """The top-k APIs for a query (run `toolbed retriever build` first); a query in
     Chinese is served by the Chinese index."""
-    idx = open_index(index, model, off, apps_first, chroma_url, query_language(query))
+    idx = open_index(index, model, off, apps_first, chroma_url, query_language(query), cut)
     if not len(idx):
         raise typer.BadParameter("the index is empty: run `toolbed retriever build` first")
     hits = idx.search(query, k, metadata_filter([app_] if app_ else None, tier=tier))
