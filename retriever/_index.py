@@ -176,8 +176,9 @@ class ToolIndex:
         return self.collection.count()
 
     def search(self, query: str, k: int = 5, where: dict[str, Any] | None = None) -> list[Hit]:
-        """The ``k`` APIs the pipeline ranks first for ``query``, best first; ``where``
-        filters on metadata, e.g. ``{"app": "kinto"}`` or ``{"tier": "selfhosted"}``."""
+        """The ``k`` APIs the pipeline ranks first for ``query`` (fewer where its cut
+        stops them), best first; ``where`` filters on metadata, e.g. ``{"app":
+        "kinto"}`` or ``{"tier": "selfhosted"}``."""
         return self.search_many([query], k, where)[0]
 
     def search_many(

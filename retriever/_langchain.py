@@ -47,8 +47,9 @@ class ToolRetriever(BaseRetriever):
 
 
 class ToolSelector:
-    """The ``k`` APIs the index ranks first for a query, as LangChain tools that call
-    them through ``runtime`` (a ``Runtime`` or a ``RollbackScope``)."""
+    """The ``k`` APIs the index ranks first for a query (fewer where its pipeline's
+    cut stops them), as LangChain tools that call them through ``runtime`` (a
+    ``Runtime`` or a ``RollbackScope``)."""
 
     def __init__(self, index: ToolIndex, runtime: Caller, k: int = 5,
                  where: dict[str, Any] | None = None):

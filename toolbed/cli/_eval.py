@@ -123,7 +123,8 @@ def eval_(
         help=f"Tools offered ({', '.join(TOOL_CHOICES)}): the chain's APIs, all APIs of the "
         "task's apps, or the retriever's top k (the index is built on first use). Default: "
         "retriever; gold with --step-by-step.")] = None,
-    k: Annotated[int, typer.Option("-k", help="How many APIs the retriever offers.")] = 5,
+    k: Annotated[int, typer.Option(
+        "-k", help="How many APIs the retriever offers (at most, with a cut).")] = 5,
     retriever_model: Annotated[str | None, typer.Option(
         help="The retriever's model folder (default: the one `toolbed retriever train` "
         "saved, else all-MiniLM-L6-v2).")] = None,
