@@ -112,25 +112,32 @@ def kinto_index(tmp_path: Path, catalog: Catalog) -> ToolIndex:
     return index
 
 
-def test_an_index_reranks_with_its_models_reranker_and_not_with_the_stage_off(
-    tmp_path: Path, kinto_index: ToolIndex, monkeypatch: pytest.MonkeyPatch
-) -> None:
+QUERY = "make a new bucket called trips"
+
+
+@pytest.fixture
+def before(kinto_index: ToolIndex, monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The kinto index's top 5 for ``QUERY`` with no reranker yet, the network blocked."""
     block_network(monkeypatch)
-    query = "make a new bucket called trips"
-    before = [h.api for h in kinto_index.search(query, 5)]
+    return [h.api for h in kinto_index.search(QUERY, 5)]
+
+
+def test_an_index_reranks_with_its_models_reranker_and_not_with_the_stage_off(
+    tmp_path: Path, kinto_index: ToolIndex, before: list[str]
+) -> None:
     assert kinto_index.pipeline.name == "expansion+dense+lexical+examples"   # none saved yet
     favourite = before[3]
     Reranker({"prior": 1.0}, prior={favourite: 0.9}).save(kinto_index.model / RERANKER_FILE)
     reranked = ToolIndex(tmp_path / "chroma", kinto_index.model, pipeline=Pipeline(apps=0))
     assert reranked.pipeline.rerank and reranked.reranker is not None
-    hits = reranked.search(query, 5)
+    hits = reranked.search(QUERY, 5)
     assert [h.api for h in hits] == [favourite] + [a for a in before if a != favourite][:4]
     assert hits[0].score > hits[1].score
     off = ToolIndex(tmp_path / "chroma", kinto_index.model,
                     pipeline=Pipeline(apps=0).without("rerank"))
-    assert [h.api for h in off.search(query, 5)] == before
+    assert [h.api for h in off.search(QUERY, 5)] == before
     # the candidates it reads are the pipeline's ranking before it, with each ranker's scores
-    [candidates] = reranked.candidates([query])
+    [candidates] = reranked.candidates([QUERY])
     assert candidates.ranked[:5] == before
     assert set(candidates.dense) & set(candidates.lexical) & set(candidates.examples)
 
@@ -150,11 +157,8 @@ def test_a_damaged_reranker_is_one_clear_error(
 
 
 def test_a_cut_offers_after_the_first_hit_only_those_the_reranker_is_sure_of(
-    tmp_path: Path, kinto_index: ToolIndex, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, kinto_index: ToolIndex, before: list[str]
 ) -> None:
-    block_network(monkeypatch)
-    query = "make a new bucket called trips"
-    before = [h.api for h in kinto_index.search(query, 5)]
     sure = before[2:4]               # the reranker gives these two 0.99, the rest 0.007
     Reranker({"prior": 10.0}, -5.0, prior={sure[0]: 1.0, sure[1]: 0.99}).save(
         kinto_index.model / RERANKER_FILE)
@@ -163,7 +167,7 @@ def test_a_cut_offers_after_the_first_hit_only_those_the_reranker_is_sure_of(
         index = ToolIndex(tmp_path / "chroma", kinto_index.model, pipeline=Pipeline(
             apps=0, cut=cut))
         assert index.pipeline.name.endswith("+rerank" + (f"+cut{cut:g}" if cut else ""))
-        return [h.api for h in index.search(query, 5)]
+        return [h.api for h in index.search(QUERY, 5)]
 
     assert search(0.0) == sure + [a for a in before if a not in sure][:3]
     assert search(0.5) == search(0.99) == sure
