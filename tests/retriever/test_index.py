@@ -13,7 +13,6 @@ from typer.testing import CliRunner
 from toolbed.apis import Catalog
 from toolbed.cli import app as cli
 from toolbed.retriever import BM25, ToolIndex, _model, evaluate, load_model, tool_documents
-from toolbed.retriever._model import embed
 
 from ..conftest import block_network
 
@@ -95,7 +94,7 @@ def test_vectors_made_in_bfloat16_are_the_float32_ones(monkeypatch: pytest.Monke
     vectors = {}
     for native in (False, True):
         monkeypatch.setattr(_model, "bf16_native", lambda native=native: native)
-        vectors[native] = embed(model, texts)
+        vectors[native] = _model.embed(model, texts)
     assert vectors[True].dtype == np.float32 and vectors[True].shape == vectors[False].shape
     assert np.allclose(np.linalg.norm(vectors[True], axis=1), 1, atol=1e-3)
     assert (vectors[True] * vectors[False]).sum(axis=1).min() > 0.99
