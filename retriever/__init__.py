@@ -47,7 +47,15 @@ if TYPE_CHECKING:
     from ._langchain import ToolRetriever, ToolSelector
     from ._languages import MultilingualIndex, query_language
     from ._lexical import BM25, cjk_tokens
-    from ._metrics import comp_at_k, mrr, ndcg_at_k, rank, recall_at_k
+    from ._metrics import (
+        comp_at_k,
+        f1_at_k,
+        mrr,
+        ndcg_at_k,
+        precision_at_k,
+        rank,
+        recall_at_k,
+    )
     from ._model import (
         DEFAULT_MODEL,
         DEFAULT_MODELS,
@@ -121,6 +129,7 @@ __all__ = [
     "dev_ndcg",
     "english_scale",
     "evaluate",
+    "f1_at_k",
     "fit_rerank_stage",
     "fit_reranker",
     "keep_best_apps",
@@ -135,6 +144,7 @@ __all__ = [
     "ndcg_at_k",
     "pipeline_for",
     "plot_ndcg",
+    "precision_at_k",
     "query_language",
     "rank",
     "recall_at_k",

@@ -1,5 +1,7 @@
 """Score retrievers on tasks: each task's query against its gold APIs, over the whole
-catalog as the corpus (as ToolLLM does), with NDCG@k, Recall@k, COMP@k and MRR.
+catalog as the corpus (as ToolLLM does), with NDCG@k, Recall@k, COMP@k and MRR, and
+what the top k offers an agent: how many tools, Precision@k and F1@k (a cut offers
+fewer than k).
 
 A row of a comparison is a ``Variant``: an embedding model and the pipeline stages that
 run. ``baselines`` gives the rows the papers report (BM25 and the
@@ -21,7 +23,7 @@ from ._dataset import EvalSet
 from ._documents import ToolDocument
 from ._index import ToolIndex
 from ._lexical import BM25
-from ._metrics import comp_at_k, mrr, ndcg_at_k, recall_at_k
+from ._metrics import comp_at_k, f1_at_k, mrr, ndcg_at_k, precision_at_k, recall_at_k
 from ._model import default_model, model_name
 from ._pipeline import STAGES, Hit, Pipeline
 
@@ -72,7 +74,8 @@ def ablations(best: Variant) -> list[Variant]:
 def score_rankings(
     rankings: Sequence[Sequence[str]], relevant: Sequence[set[str]], ks: Sequence[int] = KS
 ) -> dict[str, float]:
-    """Mean of each metric over the queries: ``{"ndcg@1": ..., "recall@5": ..., "mrr": ...}``."""
+    """Mean of each metric over the queries: ``{"ndcg@1": ..., "recall@5": ..., "mrr": ...}``;
+    ``offered@k`` is the mean number of ids in the top k."""
     if len(rankings) != len(relevant) or not rankings:
         raise ValueError("one ranking per query, and at least one query")
     pairs = list(zip(rankings, relevant, strict=True))
@@ -81,6 +84,9 @@ def score_rankings(
         out[f"ndcg@{k}"] = sum(ndcg_at_k(r, g, k) for r, g in pairs) / len(pairs)
         out[f"recall@{k}"] = sum(recall_at_k(r, g, k) for r, g in pairs) / len(pairs)
         out[f"comp@{k}"] = sum(comp_at_k(r, g, k) for r, g in pairs) / len(pairs)
+        out[f"offered@{k}"] = sum(len(r[:k]) for r, _ in pairs) / len(pairs)
+        out[f"precision@{k}"] = sum(precision_at_k(r, g, k) for r, g in pairs) / len(pairs)
+        out[f"f1@{k}"] = sum(f1_at_k(r, g, k) for r, g in pairs) / len(pairs)
     out["mrr"] = sum(mrr(r, g) for r, g in pairs) / len(pairs)
     return {name: round(value, 4) for name, value in out.items()}
 

@@ -55,8 +55,9 @@ def test_the_model_and_bm25_are_scored_on_the_same_queries(
     index.build(kinto_docs)
     for ranker in (index, BM25(kinto_docs)):
         scores = evaluate(ranker, queries, relevant, ks=(1, 5), depth=10)
-        assert set(scores) == {"ndcg@1", "recall@1", "comp@1", "ndcg@5", "recall@5", "comp@5",
-                               "mrr"}
+        assert set(scores) == {f"{m}@{k}" for k in (1, 5) for m in (
+            "ndcg", "recall", "comp", "offered", "precision", "f1")} | {"mrr"}
+        assert scores["offered@5"] == 5 and scores["offered@1"] == 1
         assert 0 < scores["mrr"] <= 1 and scores["recall@5"] >= scores["recall@1"]
 
 

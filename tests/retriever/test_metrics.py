@@ -6,7 +6,16 @@ import math
 
 import pytest
 
-from toolbed.retriever import comp_at_k, mrr, ndcg_at_k, rank, recall_at_k, score_rankings
+from toolbed.retriever import (
+    comp_at_k,
+    f1_at_k,
+    mrr,
+    ndcg_at_k,
+    precision_at_k,
+    rank,
+    recall_at_k,
+    score_rankings,
+)
 
 LOG3 = 1 / math.log2(3)  # the discount of rank 2
 
@@ -34,6 +43,18 @@ def test_recall_comp_and_mrr() -> None:
     assert mrr(ranked, {"z"}) == 0.0
 
 
+def test_precision_and_f1_read_the_offered_set_however_short_a_cut_left_it() -> None:
+    # a cut left two of the five: one of them is one of the three gold ids
+    assert precision_at_k(["a", "x"], {"a", "b", "c"}, 5) == 0.5
+    assert f1_at_k(["a", "x"], {"a", "b", "c"}, 5) == pytest.approx(2 * 1 / (2 + 3))
+    # uncut, the same hit among five offered is worth less
+    assert precision_at_k(["a", "x", "y", "z", "w"], {"a", "b", "c"}, 5) == 0.2
+    assert f1_at_k(["a", "x", "y", "z", "w"], {"a", "b", "c"}, 5) == pytest.approx(2 / 8)
+    assert precision_at_k([], {"a"}, 5) == 0.0
+    scores = score_rankings([["a"], ["a", "b", "c"]], [{"a"}, {"c"}], ks=(5,))
+    assert scores["offered@5"] == 2.0 and scores["recall@5"] == 1.0
+
+
 def test_ties_are_broken_by_id_so_a_ranking_repeats() -> None:
     assert rank({"b": 0.5, "a": 0.5, "c": 0.9}) == ["c", "a", "b"]
     tied = rank({"b": 0.5, "a": 0.5})
@@ -42,6 +63,7 @@ def test_ties_are_broken_by_id_so_a_ranking_repeats() -> None:
 
 def test_scores_are_averaged_over_queries() -> None:
     scores = score_rankings([["a", "b"], ["b", "a"]], [{"a"}, {"a"}], ks=(1,))
-    assert scores == {"ndcg@1": 0.5, "recall@1": 0.5, "comp@1": 0.5, "mrr": 0.75}
+    assert scores == {"ndcg@1": 0.5, "recall@1": 0.5, "comp@1": 0.5, "offered@1": 1.0,
+                      "precision@1": 0.5, "f1@1": 0.5, "mrr": 0.75}
     with pytest.raises(ValueError, match="at least one relevant"):
         ndcg_at_k(["a"], set(), 1)

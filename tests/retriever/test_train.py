@@ -162,6 +162,21 @@ def test_cli_trains_for_a_step_fits_a_reranker_and_evaluates_it_beside_bm25_and_
     assert f"all-MiniLM-L6-v2 {pipeline}" in scores                   # the default never has
     assert all(0 < s["mrr"] <= 1 for s in scores.values())
 
+    # a cut offers fewer tools, never fewer than the first hit, which stays where it was
+    out = tmp_path / "cuts.json"
+    cut = runner.invoke(cli, [*evaluate[:-1], "--cut", "0.5", "--cut", "0.99", "--out",
+                              str(out)])
+    assert cut.exit_code == 0 and "what the top 5 offers an agent" in cut.output, cut.output
+    scores = json.loads(out.read_text())
+    whole, half, sure = (scores[f"all-MiniLM-L6-v2-toolbed {pipeline}+rerank{c}"]
+                         for c in ("", "+cut0.5", "+cut0.99"))
+    assert 1 <= sure["offered@5"] <= half["offered@5"] <= whole["offered@5"]
+    assert sure["ndcg@1"] == half["ndcg@1"] == whole["ndcg@1"]
+    assert sure["recall@5"] <= whole["recall@5"]
+    no_rerank = runner.invoke(cli, [*evaluate, "--cut", "0.5", "--off", "rerank"])
+    assert no_rerank.exit_code != 0 and "needs the rerank stage" in no_rerank.output
+    assert "Traceback" not in no_rerank.output
+
 
 class Pointing:
     """A stand-in encoder that puts each query next to one chosen document."""

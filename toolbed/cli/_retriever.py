@@ -261,6 +261,10 @@ def evaluate_(
         help="Also score the last model's pipeline with each stage switched off.")] = False,
     off: OffOpt = None, apps_first: AppsFirstOpt = None, tier: TierOpt = None,
     lang: RunLangOpt = "en",
+    cut: Annotated[list[float] | None, typer.Option(
+        "--cut", help="Also score the last model's pipeline with this cut (repeat for "
+        "more), and show what its top 5 offers: how many tools, Recall, Precision, F1.")
+                   ] = None,
     queries: Annotated[Path | None, typer.Option(
         help="Your own queries (JSON Lines: query, relevant ids) instead of a split.")] = None,
     corpus: Annotated[Path | None, typer.Option(
@@ -275,7 +279,9 @@ def evaluate_(
     baselines), then the pipeline over the default model and each --model, on a task
     split (the whole catalog, or one --tier, as corpus) or on your own dataset. With
     --lang zh: the Chinese tasks, over documents with the catalog's Chinese example
-    requests and m3e-small, beside the English pipeline given the same requests."""
+    requests and m3e-small, beside the English pipeline given the same requests. Each
+    --cut adds the last model's pipeline with that cut, and a table of what its top 5
+    offers an agent (how many tools, Recall, Precision and F1 of that set)."""
     if (queries is None) != (corpus is None):
         raise typer.BadParameter("--queries and --corpus go together")
     catalog = None
@@ -295,8 +301,12 @@ def evaluate_(
     for name in [default_model(data.lang), *(model or [])]:
         runs = pipeline_for(name, pipeline)
         variants.append(Variant(f"{model_name(name)} {runs.name}", name, runs, data.lang))
+    best = variants[-1]
     if ablation:
-        variants[-1:] = ablations(variants[-1])
+        variants[-1:] = ablations(best)
+    cuts = [replace(best, name=f"{model_name(best.model)} {piped.name}", pipeline=piped)
+            for piped in (replace(best.pipeline, cut=c) for c in cut or [])]
+    variants += cuts
 
     def documents_in(code: str, expansion: bool) -> list[ToolDocument]:
         assert catalog is not None
@@ -317,6 +327,11 @@ def evaluate_(
     metrics = [f"{m}@{k}" for m in ("ndcg", "recall", "comp") for k in KS] + ["mrr"]
     table(title, ["retriever", *metrics],
           [[name, *(f"{scores[m]:.3f}" for m in metrics)] for name, scores in results.items()])
+    if cuts:
+        offered = ["offered@5", "recall@5", "precision@5", "f1@5"]
+        table("what the top 5 offers an agent", ["retriever", *offered],
+              [[v.name, *(f"{results[v.name][m]:.3f}" for m in offered)]
+               for v in [best, *cuts]])
     for path in (out, plot):
         if path:
             console.print(f"wrote {path}")
