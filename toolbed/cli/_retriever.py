@@ -305,7 +305,8 @@ def evaluate_(
     if ablation:
         variants[-1:] = ablations(best)
     cuts = [replace(best, name=f"{model_name(best.model)} {piped.name}", pipeline=piped)
-            for piped in (replace(best.pipeline, cut=c) for c in cut or [])]
+            for piped in (replace(best.pipeline, cut=c) for c in dict.fromkeys(cut or []))
+            if piped != best.pipeline]      # --cut 0 is the row without a cut, already there
     variants += cuts
 
     def documents_in(code: str, expansion: bool) -> list[ToolDocument]:
