@@ -42,6 +42,7 @@ if TYPE_CHECKING:
         compare,
         evaluate,
         score_rankings,
+        with_cuts,
     )
     from ._index import BuildReport, ToolIndex, default_index_dir, metadata_filter
     from ._langchain import ToolRetriever, ToolSelector
@@ -155,4 +156,5 @@ __all__ = [
     "train",
     "training_examples",
     "usage_counts",
+    "with_cuts",
 ]

@@ -28,7 +28,7 @@ from ._model import default_model, model_name
 from ._pipeline import STAGES, Hit, Pipeline
 
 __all__ = ["BM25", "KS", "Ranker", "Variant", "ablations", "baselines", "compare", "evaluate",
-           "score_rankings"]
+           "score_rankings", "with_cuts"]
 
 KS = (1, 3, 5, 10)
 """The cut-offs the papers report (ToolLLM and CToolEval: 1, 3, 5) and 10."""
@@ -67,8 +67,19 @@ def ablations(best: Variant) -> list[Variant]:
                  and not (stage == "lexical" and not best.pipeline.dense)]
     if not best.pipeline.apps:
         pipelines.append(replace(best.pipeline, apps=2))
-    return [best] + [replace(best, name=f"{model_name(best.model)} {p.name}", pipeline=p)
-                     for p in pipelines]
+    return [best] + [_variant(best, p) for p in pipelines]
+
+
+def with_cuts(best: Variant, cuts: Sequence[float]) -> list[Variant]:
+    """``best`` with each of ``cuts`` (each once; a cut of 0 is ``best`` itself, already
+    scored, and adds none), so one table shows what each cut offers."""
+    pipelines = [replace(best.pipeline, cut=cut) for cut in dict.fromkeys(cuts)]
+    return [_variant(best, p) for p in pipelines if p != best.pipeline]
+
+
+def _variant(best: Variant, pipeline: Pipeline) -> Variant:
+    """``best``'s model with another pipeline, named by both."""
+    return replace(best, name=f"{model_name(best.model)} {pipeline.name}", pipeline=pipeline)
 
 
 def score_rankings(

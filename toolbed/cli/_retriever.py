@@ -37,6 +37,7 @@ from toolbed.retriever import (
     query_language,
     tool_documents,
     training_examples,
+    with_cuts,
 )
 from toolbed.retriever import (
     train as train_model,
@@ -304,9 +305,7 @@ def evaluate_(
     best = variants[-1]
     if ablation:
         variants[-1:] = ablations(best)
-    cuts = [replace(best, name=f"{model_name(best.model)} {piped.name}", pipeline=piped)
-            for piped in (replace(best.pipeline, cut=c) for c in dict.fromkeys(cut or []))
-            if piped != best.pipeline]      # --cut 0 is the row without a cut, already there
+    cuts = with_cuts(best, cut or [])
     variants += cuts
 
     def documents_in(code: str, expansion: bool) -> list[ToolDocument]:
