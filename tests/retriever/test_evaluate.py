@@ -10,7 +10,7 @@ from typer.testing import CliRunner
 
 from toolbed.cli import app as cli
 from toolbed.errors import RetrieverError
-from toolbed.retriever import load_eval_set
+from toolbed.retriever import STAGES, Pipeline, Variant, ablations, load_eval_set, with_cuts
 
 from ..conftest import block_network
 from .conftest import write_jsonl
@@ -81,3 +81,22 @@ def test_bad_dataset_files_are_named_with_their_line(tmp_path: Path,
     assert "Traceback" not in result.output
     alone = CliRunner().invoke(cli, ["retriever", "evaluate", "--queries", str(queries)])
     assert alone.exit_code == 2 and "--queries and --corpus go together" in alone.output
+
+
+def test_a_comparison_has_one_row_per_distinct_cut_and_one_per_stage_switched_off() -> None:
+    best = Variant("mine expansion+dense+lexical+examples+apps2+rerank", "mine", Pipeline())
+    cuts = with_cuts(best, [0.5, 0.99, 0, 0.5])
+    assert [v.name for v in cuts] == ["mine expansion+dense+lexical+examples+apps2+rerank+cut0.5",
+                                      "mine expansion+dense+lexical+examples+apps2+rerank+cut0.99"]
+    assert [v.pipeline.cut for v in cuts] == [0.5, 0.99]
+    assert all(v.model == "mine" and v.pipeline.rerank for v in cuts)
+    assert with_cuts(best, []) == with_cuts(best, [0]) == []
+
+    rows = ablations(best)
+    assert rows[0] == best
+    names = [v.name for v in rows[1:]]
+    assert len(names) == len(set(names)) == len(STAGES)    # each stage off in turn
+    assert "mine dense+lexical+examples+apps2+rerank" in names           # expansion off
+    assert "mine expansion+dense+lexical+examples+rerank" in names       # flat
+    flat = Variant("mine flat", "mine", Pipeline(apps=0))
+    assert ablations(flat)[-1].pipeline.apps == 2        # a flat pipeline is also tried app-first

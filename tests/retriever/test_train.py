@@ -165,12 +165,12 @@ def test_cli_trains_for_a_step_fits_a_reranker_and_evaluates_it_beside_bm25_and_
     # a cut offers fewer tools, never fewer than the first hit, which stays where it was
     out = tmp_path / "cuts.json"
     cut = runner.invoke(cli, [*evaluate[:-1], "--cut", "0.5", "--cut", "0.99", "--cut", "0",
-                              "--cut", "0.5", "--out", str(out)], env={"COLUMNS": "250"})
+                              "--cut", "0.5", "--out", str(out)])
     assert cut.exit_code == 0 and "what the top 5 offers an agent" in cut.output, cut.output
-    # one row for each cut in each table: "--cut 0" is the uncut row, a repeat adds nothing
-    assert cut.output.count("+cut0.5 ") == cut.output.count("+cut0.99 ") == 2, cut.output
-    assert cut.output.count(f"toolbed {pipeline}+rerank ") == 2, cut.output
     scores = json.loads(out.read_text())
+    # one row for each distinct cut: "--cut 0" is the uncut row, a repeat adds nothing
+    assert [name for name in scores if "+cut" in name] == [
+        f"all-MiniLM-L6-v2-toolbed {pipeline}+rerank+cut{c}" for c in ("0.5", "0.99")]
     whole, half, sure = (scores[f"all-MiniLM-L6-v2-toolbed {pipeline}+rerank{c}"]
                          for c in ("", "+cut0.5", "+cut0.99"))
     assert 1 <= sure["offered@5"] <= half["offered@5"] <= whole["offered@5"]
