@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING
 from toolbed._lazy import attach as _attach
 
 if TYPE_CHECKING:
+    from ._bootstrap import Difference, paired_bootstrap
     from ._dataset import EvalSet, load_eval_set
     from ._documents import (
         PLAIN_TEMPLATE,
@@ -38,9 +39,12 @@ if TYPE_CHECKING:
         Ranker,
         Variant,
         ablations,
+        against,
         baselines,
         compare,
         evaluate,
+        query_scores,
+        rank_all,
         score_rankings,
         with_cuts,
     )
@@ -105,6 +109,7 @@ __all__ = [
     "TEMPLATES",
     "BuildReport",
     "Candidates",
+    "Difference",
     "EvalSet",
     "Hit",
     "MultilingualIndex",
@@ -119,6 +124,7 @@ __all__ = [
     "TrainingExample",
     "Variant",
     "ablations",
+    "against",
     "baselines",
     "cjk_tokens",
     "comp_at_k",
@@ -143,11 +149,14 @@ __all__ = [
     "mrr",
     "named_sources",
     "ndcg_at_k",
+    "paired_bootstrap",
     "pipeline_for",
     "plot_ndcg",
     "precision_at_k",
     "query_language",
+    "query_scores",
     "rank",
+    "rank_all",
     "recall_at_k",
     "reciprocal_rank_fusion",
     "score_rankings",

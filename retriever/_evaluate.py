@@ -6,10 +6,12 @@ fewer than k).
 A row of a comparison is a ``Variant``: an embedding model and the pipeline stages that
 run. ``baselines`` gives the rows the papers report (BM25 and the
 untrained encoder, on documents without example requests), ``ablations`` the full
-pipeline with each stage switched off in turn, so one table shows what each stage adds.
-A variant serves requests in one language (``lang``), with that language's documents,
-tokenizer and default model; the requests are whatever the evaluation set holds, so
-English documents can be scored on Chinese requests too.
+pipeline with each stage switched off in turn, so one table shows what each stage adds;
+``against`` says, query by query, whether a row differs from another by more than the
+queries drawn would (a paired bootstrap). A variant serves requests in one language
+(``lang``), with that language's documents, tokenizer and default model; the requests
+are whatever the evaluation set holds, so English documents can be scored on Chinese
+requests too.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Protocol
 
+from ._bootstrap import Difference, paired_bootstrap
 from ._dataset import EvalSet
 from ._documents import ToolDocument
 from ._index import ToolIndex
@@ -27,8 +30,8 @@ from ._metrics import comp_at_k, f1_at_k, mrr, ndcg_at_k, precision_at_k, recall
 from ._model import default_model, model_name
 from ._pipeline import STAGES, Hit, Pipeline
 
-__all__ = ["BM25", "KS", "Ranker", "Variant", "ablations", "baselines", "compare", "evaluate",
-           "score_rankings", "with_cuts"]
+__all__ = ["BM25", "KS", "Ranker", "Variant", "ablations", "against", "baselines", "compare",
+           "evaluate", "query_scores", "rank_all", "score_rankings", "with_cuts"]
 
 KS = (1, 3, 5, 10)
 """The cut-offs the papers report (ToolLLM and CToolEval: 1, 3, 5) and 10."""
@@ -82,24 +85,48 @@ def _variant(best: Variant, pipeline: Pipeline) -> Variant:
     return replace(best, name=f"{model_name(best.model)} {pipeline.name}", pipeline=pipeline)
 
 
+_AT_K: dict[str, Callable[[Sequence[str], set[str], int], float]] = {
+    "ndcg": ndcg_at_k, "recall": recall_at_k, "comp": comp_at_k,
+    "offered": lambda ranked, _, k: len(ranked[:k]), "precision": precision_at_k,
+    "f1": f1_at_k,
+}
+
+
+def query_scores(
+    rankings: Sequence[Sequence[str]], relevant: Sequence[set[str]], metric: str
+) -> list[float]:
+    """``metric`` (``"ndcg@5"``, ``"recall@10"``, ``"mrr"``...) of each query's ranking."""
+    if len(rankings) != len(relevant) or not rankings:
+        raise ValueError("one ranking per query, and at least one query")
+    name, _, k = metric.partition("@")
+    if metric == "mrr":
+        return [mrr(r, g) for r, g in zip(rankings, relevant, strict=True)]
+    if name not in _AT_K or not k.isdigit():
+        raise ValueError(f"unknown metric {metric!r}: one of {', '.join(_AT_K)} at a cut-off "
+                         "(ndcg@5), or mrr")
+    return [_AT_K[name](r, g, int(k)) for r, g in zip(rankings, relevant, strict=True)]
+
+
 def score_rankings(
     rankings: Sequence[Sequence[str]], relevant: Sequence[set[str]], ks: Sequence[int] = KS
 ) -> dict[str, float]:
     """Mean of each metric over the queries: ``{"ndcg@1": ..., "recall@5": ..., "mrr": ...}``;
     ``offered@k`` is the mean number of ids in the top k."""
-    if len(rankings) != len(relevant) or not rankings:
-        raise ValueError("one ranking per query, and at least one query")
-    pairs = list(zip(rankings, relevant, strict=True))
-    out: dict[str, float] = {}
-    for k in ks:
-        out[f"ndcg@{k}"] = sum(ndcg_at_k(r, g, k) for r, g in pairs) / len(pairs)
-        out[f"recall@{k}"] = sum(recall_at_k(r, g, k) for r, g in pairs) / len(pairs)
-        out[f"comp@{k}"] = sum(comp_at_k(r, g, k) for r, g in pairs) / len(pairs)
-        out[f"offered@{k}"] = sum(len(r[:k]) for r, _ in pairs) / len(pairs)
-        out[f"precision@{k}"] = sum(precision_at_k(r, g, k) for r, g in pairs) / len(pairs)
-        out[f"f1@{k}"] = sum(f1_at_k(r, g, k) for r, g in pairs) / len(pairs)
-    out["mrr"] = sum(mrr(r, g) for r, g in pairs) / len(pairs)
-    return {name: round(value, 4) for name, value in out.items()}
+    metrics = [f"{name}@{k}" for k in ks for name in _AT_K] + ["mrr"]
+    return {m: round(sum(scores) / len(scores), 4)
+            for m in metrics for scores in [query_scores(rankings, relevant, m)]}
+
+
+def against(
+    rankings: dict[str, list[list[str]]], relevant: Sequence[set[str]], reference: str,
+    metrics: Sequence[str] = ("ndcg@5", "recall@5", "comp@5"), rounds: int = 1000,
+) -> dict[str, dict[str, Difference]]:
+    """Each ranker's difference from ``reference`` in each metric, query by query, with a
+    paired bootstrap interval: ``{"bm25": {"ndcg@5": Difference(-0.31, ...)}, ...}``."""
+    base = {m: query_scores(rankings[reference], relevant, m) for m in metrics}
+    return {name: {m: paired_bootstrap(query_scores(ranked, relevant, m), base[m], rounds)
+                   for m in metrics}
+            for name, ranked in rankings.items() if name != reference}
 
 
 def evaluate(
@@ -107,8 +134,11 @@ def evaluate(
     ks: Sequence[int] = KS, depth: int = 100,
 ) -> dict[str, float]:
     """Retrieve ``depth`` ids for each query and score them."""
-    hits = ranker.search_many(queries, k=max(depth, *ks))
-    return score_rankings([[h.api for h in row] for row in hits], relevant, ks)
+    return score_rankings(_ranked(ranker, queries, max(depth, *ks)), relevant, ks)
+
+
+def _ranked(ranker: Ranker, queries: Sequence[str], depth: int) -> list[list[str]]:
+    return [[h.api for h in row] for row in ranker.search_many(queries, k=depth)]
 
 
 def compare(
@@ -117,14 +147,26 @@ def compare(
     ks: Sequence[int] = tuple(range(1, 11)),
     documents_in: Callable[[str, bool], list[ToolDocument]] | None = None,
 ) -> dict[str, dict[str, float]]:
-    """Score each variant on the same queries: ``{"bm25": {"ndcg@5": ...}, ...}``.
+    """Score each variant on the same queries: ``{"bm25": {"ndcg@5": ...}, ...}`` (the
+    rankings come from ``rank_all``, which says how each is made)."""
+    rankings = rank_all(evalset, variants, path, url, collection, documents_in=documents_in)
+    return {name: score_rankings(ranked, evalset.relevant, ks)
+            for name, ranked in rankings.items()}
+
+
+def rank_all(
+    evalset: EvalSet, variants: Sequence[Variant], path: str | Path | None = None,
+    url: str | None = None, collection: str = "tools", depth: int = 100,
+    documents_in: Callable[[str, bool], list[ToolDocument]] | None = None,
+) -> dict[str, list[list[str]]]:
+    """Each variant's ranking of each query, ``depth`` ids deep: ``{"bm25": [[ids], ...]}``.
 
     A variant without expansion is scored on ``evalset.plain`` (the documents without
     example requests) when the set has them. ``documents_in(lang, expansion)`` gives
     the documents of a variant in another language than the set's. Each model's index is
     built (re-embedding only what changed) in ``collection`` under ``path``, or on the
     Chroma server at ``url``; variants of one model and language share it."""
-    results: dict[str, dict[str, float]] = {}
+    rankings: dict[str, list[list[str]]] = {}
     for variant in variants:
         documents, pipeline = evalset.documents, variant.pipeline
         if evalset.plain is None:             # a user's corpus: one set of documents
@@ -141,5 +183,5 @@ def compare(
                               pipeline=pipeline, lang=variant.lang)
             index.build(documents)
             ranker = index
-        results[variant.name] = evaluate(ranker, evalset.queries, evalset.relevant, ks)
-    return results
+        rankings[variant.name] = _ranked(ranker, evalset.queries, depth)
+    return rankings

@@ -16,7 +16,7 @@ from ..conftest import block_network
 from .conftest import write_jsonl
 
 
-def test_evaluate_on_an_external_dataset_writes_json_and_a_plot(
+def test_evaluate_on_an_external_dataset_writes_json_a_plot_and_a_paired_bootstrap(
     tmp_path: Path, dataset: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     queries, corpus = dataset
@@ -24,9 +24,11 @@ def test_evaluate_on_an_external_dataset_writes_json_and_a_plot(
     out, plot = tmp_path / "out" / "scores.json", tmp_path / "out" / "ndcg.png"
     result = CliRunner().invoke(cli, [
         "retriever", "evaluate", "--queries", str(queries), "--corpus", str(corpus),
-        "--index", str(tmp_path / "chroma"), "--out", str(out), "--plot", str(plot)])
+        "--index", str(tmp_path / "chroma"), "--out", str(out), "--plot", str(plot),
+        "--bootstrap", "200"])
     assert result.exit_code == 0, result.output
     assert "3 queries (kinto-tools), 34 documents" in result.output
+    assert "bootstrap" in result.output        # the table of the differences (wrapped)
 
     scores = json.loads(out.read_text())
     assert list(scores) == ["bm25", "all-MiniLM-L6-v2",
@@ -34,6 +36,14 @@ def test_evaluate_on_an_external_dataset_writes_json_and_a_plot(
     for metrics in scores.values():
         assert {f"ndcg@{k}" for k in range(1, 11)} <= set(metrics) and "mrr" in metrics
         assert 0 < metrics["ndcg@10"] <= 1 and metrics["comp@10"] <= metrics["recall@10"]
+    # each row against the last, the pipeline: the mean difference inside its interval
+    best = scores["all-MiniLM-L6-v2 expansion+dense+lexical+examples+apps2"]
+    for name in ("bm25", "all-MiniLM-L6-v2"):
+        row = scores[name]
+        assert row["diff ndcg@5"] == pytest.approx(row["ndcg@5"] - best["ndcg@5"], abs=1e-3)
+        assert row["diff ndcg@5 low"] <= row["diff ndcg@5"] <= row["diff ndcg@5 high"]
+        assert {"diff recall@5", "diff comp@5 high"} <= set(row)
+    assert "diff ndcg@5" not in best
     assert plot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
     # the external corpus has a collection of its own; the catalog's is untouched

@@ -23,8 +23,8 @@ from toolbed.retriever import (
     ToolIndex,
     Variant,
     ablations,
+    against,
     baselines,
-    compare,
     default_model,
     default_model_dir,
     dense_miner,
@@ -35,6 +35,8 @@ from toolbed.retriever import (
     pipeline_for,
     plot_ndcg,
     query_language,
+    rank_all,
+    score_rankings,
     tool_documents,
     training_examples,
     with_cuts,
@@ -49,6 +51,9 @@ from ._tasks import RunLangOpt
 
 app = typer.Typer(help="Index the catalog's APIs in chroma, search them, train and measure "
                   "the retriever.", no_args_is_help=True, add_completion=False)
+
+PAIRED = ("ndcg@5", "recall@5", "comp@5")
+"""The metrics ``evaluate --bootstrap`` sets against the last model's pipeline."""
 
 IndexOpt = Annotated[Path | None, typer.Option(
     "--index", help="Chroma folder (default: $TOOLBED_HOME/retriever/chroma).")]
@@ -266,6 +271,10 @@ def evaluate_(
         "--cut", help="Also score the last model's pipeline with this cut (repeat for "
         "more), and show what its top 5 offers: how many tools, Recall, Precision, F1.")
                    ] = None,
+    bootstrap: Annotated[int, typer.Option(
+        "--bootstrap", help="Also set every row against the last model's pipeline query by "
+        "query: its difference in NDCG@5, Recall@5 and COMP@5, with a 95% interval from this "
+        "many paired bootstrap rounds (1000 is usual; 0: off).", min=0)] = 0,
     queries: Annotated[Path | None, typer.Option(
         help="Your own queries (JSON Lines: query, relevant ids) instead of a split.")] = None,
     corpus: Annotated[Path | None, typer.Option(
@@ -313,8 +322,16 @@ def evaluate_(
         return tool_documents(catalog, tier, lang=code, expansion=expansion)
 
     with console.status("indexing and retrieving"):
-        results = compare(data, variants, path=index, url=chroma_url, collection=collection,
-                          documents_in=documents_in if catalog else None)
+        rankings = rank_all(data, variants, path=index, url=chroma_url, collection=collection,
+                            documents_in=documents_in if catalog else None)
+    results = {name: score_rankings(ranked, data.relevant, tuple(range(1, 11)))
+               for name, ranked in rankings.items()}
+    differences = against(rankings, data.relevant, best.name, PAIRED, bootstrap) if bootstrap \
+        else {}
+    for name, by_metric in differences.items():
+        for metric, d in by_metric.items():
+            results[name].update({f"diff {metric}": d.mean, f"diff {metric} low": d.low,
+                                  f"diff {metric} high": d.high})
     title = f"{len(data.queries)} queries ({data.name}), {len(data.documents)} documents"
     if out:
         out.parent.mkdir(parents=True, exist_ok=True)
@@ -332,6 +349,12 @@ def evaluate_(
         table("what the top 5 offers an agent", ["retriever", *offered],
               [[v.name, *(f"{results[v.name][m]:.3f}" for m in offered)]
                for v in [best, *cuts]])
+    if differences:
+        table(f"each row less {best.name}, query by query: the mean and its 95% interval "
+              f"({bootstrap} paired bootstrap rounds; an interval holding 0 cannot tell the "
+              "two apart)", ["retriever", *PAIRED],
+              [[name, *(str(by_metric[m]) for m in PAIRED)]
+               for name, by_metric in differences.items()])
     for path in (out, plot):
         if path:
             console.print(f"wrote {path}")
