@@ -61,6 +61,7 @@ if TYPE_CHECKING:
         rank,
         recall_at_k,
     )
+    from ._misses import Miss, misses, summarise_misses
     from ._model import (
         DEFAULT_MODEL,
         DEFAULT_MODELS,
@@ -112,6 +113,7 @@ __all__ = [
     "Difference",
     "EvalSet",
     "Hit",
+    "Miss",
     "MultilingualIndex",
     "Pipeline",
     "Ranker",
@@ -144,6 +146,7 @@ __all__ = [
     "load_model",
     "load_reranker",
     "metadata_filter",
+    "misses",
     "model_fingerprint",
     "model_name",
     "mrr",
@@ -160,6 +163,7 @@ __all__ = [
     "recall_at_k",
     "reciprocal_rank_fusion",
     "score_rankings",
+    "summarise_misses",
     "tool_document",
     "tool_documents",
     "train",

@@ -10,7 +10,18 @@ from typer.testing import CliRunner
 
 from toolbed.cli import app as cli
 from toolbed.errors import RetrieverError
-from toolbed.retriever import STAGES, Pipeline, Variant, ablations, load_eval_set, with_cuts
+from toolbed.retriever import (
+    STAGES,
+    EvalSet,
+    Pipeline,
+    ToolDocument,
+    Variant,
+    ablations,
+    load_eval_set,
+    misses,
+    summarise_misses,
+    with_cuts,
+)
 
 from ..conftest import block_network
 from .conftest import write_jsonl
@@ -25,10 +36,14 @@ def test_evaluate_on_an_external_dataset_writes_json_a_plot_and_a_paired_bootstr
     result = CliRunner().invoke(cli, [
         "retriever", "evaluate", "--queries", str(queries), "--corpus", str(corpus),
         "--index", str(tmp_path / "chroma"), "--out", str(out), "--plot", str(plot),
-        "--bootstrap", "200"])
+        "--bootstrap", "200", "--misses", str(tmp_path / "out" / "misses.jsonl")])
     assert result.exit_code == 0, result.output
     assert "3 queries (kinto-tools), 34 documents" in result.output
     assert "bootstrap" in result.output        # the table of the differences (wrapped)
+    missed = [json.loads(line) for line in (tmp_path / "out" / "misses.jsonl").open()]
+    assert all(set(m["missing"]) <= set(m["relevant"]) and len(m["top"]) == 5 for m in missed)
+    assert " ".join(result.output.split()).count(" queries miss a gold API in the top 5") == (
+        1 if missed else 0)
 
     scores = json.loads(out.read_text())
     assert list(scores) == ["bm25", "all-MiniLM-L6-v2",
@@ -110,3 +125,32 @@ def test_a_comparison_has_one_row_per_distinct_cut_and_one_per_stage_switched_of
     assert "mine expansion+dense+lexical+examples+rerank" in names       # flat
     flat = Variant("mine flat", "mine", Pipeline(apps=0))
     assert ablations(flat)[-1].pipeline.apps == 2        # a flat pipeline is also tried app-first
+
+
+def test_misses_name_each_gold_api_left_out_its_rank_and_whether_its_app_was_offered() -> None:
+    documents = [ToolDocument(api, api, {"app": api.split(".")[0]}) for api in (
+        "notes.add", "notes.find", "mail.send", "maps.route", "maps.geocode")]
+    data = EvalSet("tiny", ["route me home", "mail the note", "add a note"],
+                   [{"maps.geocode", "maps.route"}, {"notes.find", "mail.send"}, {"notes.add"}],
+                   documents)
+    rankings = [["maps.route", "notes.add", "maps.geocode"],       # geocode 3rd: out of top 2
+                ["mail.send", "notes.add"],                        # notes.find never ranked
+                ["notes.add", "mail.send"]]                        # all found: no miss
+    found = misses(data, rankings, k=2)
+    assert [m.query for m in found] == ["route me home", "mail the note"]
+    assert found[0].missing == {"maps.geocode": 3} and found[0].app_offered is True
+    assert found[1].missing == {"notes.find": None} and found[1].app_offered is True
+    assert found[0].top == ["maps.route", "notes.add"]
+    assert json.loads(json.dumps(found[1].as_json()))["relevant"] == ["mail.send", "notes.find"]
+    said = summarise_misses(found, len(data.queries), k=2)
+    assert said.startswith("2 of 3 queries miss a gold API in the top 2")
+    assert "of the 2 gold APIs missed, 1 ranked 3-4, 0 5-8 and 1 lower or not at all" in said
+    assert "2 found some of their gold APIs but not all" in said
+    assert "in 2 of 2 every missing API's app was offered" in said
+
+    nameless = EvalSet("bare", data.queries, data.relevant,
+                       [ToolDocument(d.id, d.text) for d in documents])   # a user's corpus
+    assert all(m.app_offered is None for m in misses(nameless, rankings, k=2))
+    assert "app was offered" not in summarise_misses(misses(nameless, rankings, 2), 3, 2)
+    assert summarise_misses([], 3) == (
+        "every one of the 3 queries has all its gold APIs in the top 5")

@@ -31,12 +31,14 @@ from toolbed.retriever import (
     fit_rerank_stage,
     load_eval_set,
     metadata_filter,
+    misses,
     model_name,
     pipeline_for,
     plot_ndcg,
     query_language,
     rank_all,
     score_rankings,
+    summarise_misses,
     tool_documents,
     training_examples,
     with_cuts,
@@ -275,6 +277,10 @@ def evaluate_(
         "--bootstrap", help="Also set every row against the last model's pipeline query by "
         "query: its difference in NDCG@5, Recall@5 and COMP@5, with a 95% interval from this "
         "many paired bootstrap rounds (1000 is usual; 0: off).", min=0)] = 0,
+    misses_: Annotated[Path | None, typer.Option(
+        "--misses", help="Write each query whose top 5 from the last model's pipeline lacks "
+        "a gold API to this JSON Lines file (the rank each missing API got instead, whether "
+        "its app was offered), and say what they have in common.")] = None,
     queries: Annotated[Path | None, typer.Option(
         help="Your own queries (JSON Lines: query, relevant ids) instead of a split.")] = None,
     corpus: Annotated[Path | None, typer.Option(
@@ -336,6 +342,11 @@ def evaluate_(
     if out:
         out.parent.mkdir(parents=True, exist_ok=True)
         out.write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
+    missed = misses(data, rankings[best.name]) if misses_ else []
+    if misses_:
+        misses_.parent.mkdir(parents=True, exist_ok=True)
+        misses_.write_text("".join(json.dumps(m.as_json(), ensure_ascii=False) + "\n"
+                                   for m in missed), encoding="utf-8")
     if plot:
         plot_ndcg(results, plot, title)
     if json_:
@@ -355,7 +366,9 @@ def evaluate_(
               "two apart)", ["retriever", *PAIRED],
               [[name, *(str(by_metric[m]) for m in PAIRED)]
                for name, by_metric in differences.items()])
-    for path in (out, plot):
+    if misses_:
+        console.print(f"{best.name}: {summarise_misses(missed, len(data.queries))}")
+    for path in (out, plot, misses_):
         if path:
             console.print(f"wrote {path}")
     if catalog is not None and split == "dev" and any(v.pipeline.rerank for v in variants):
