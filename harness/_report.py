@@ -21,8 +21,8 @@ from ._runlog import RunLog
 from .metrics import ERRORS, by_scenario_and_type, pass_hat_k
 
 __all__ = ["dialogue_html", "dialogue_markdown", "html_page", "html_report", "load_results",
-           "markdown", "plot_runs", "retrieval_misses", "summarize", "tooleyes_markdown",
-           "tooleyes_table", "write_report"]
+           "markdown", "per_task", "plot_runs", "retrieval_misses", "summarize",
+           "tooleyes_markdown", "tooleyes_table", "write_report"]
 
 
 def load_results(run_dir: str | Path) -> list[dict[str, Any]]:
@@ -32,6 +32,18 @@ def load_results(run_dir: str | Path) -> list[dict[str, Any]]:
 
 def _mean(values: list[float]) -> float:
     return round(sum(values) / len(values), 4) if values else 0.0
+
+
+def per_task(rows: list[dict[str, Any]], name: str) -> dict[str, float]:
+    """Each task's ``name`` score (``success``, or one of ``summarize``'s metrics), the
+    mean over its trials; a task none of whose runs has that score is left out. Two runs'
+    are what ``toolbed compare --bootstrap`` pairs task by task."""
+    values: dict[str, list[float]] = defaultdict(list)
+    for row in rows:
+        value = float(row["success"]) if name == "success" else row["scores"].get(name)
+        if value is not None:
+            values[row["task"]].append(float(value))
+    return {task: sum(v) / len(v) for task, v in values.items()}
 
 
 def summarize(rows: list[dict[str, Any]], meta: dict[str, Any] | None = None) -> dict[str, Any]:

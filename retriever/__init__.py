@@ -24,7 +24,6 @@ from typing import TYPE_CHECKING
 from toolbed._lazy import attach as _attach
 
 if TYPE_CHECKING:
-    from ._bootstrap import Difference, paired_bootstrap
     from ._dataset import EvalSet, load_eval_set
     from ._documents import (
         PLAIN_TEMPLATE,
@@ -110,7 +109,6 @@ __all__ = [
     "TEMPLATES",
     "BuildReport",
     "Candidates",
-    "Difference",
     "EvalSet",
     "Hit",
     "Miss",
@@ -152,7 +150,6 @@ __all__ = [
     "mrr",
     "named_sources",
     "ndcg_at_k",
-    "paired_bootstrap",
     "pipeline_for",
     "plot_ndcg",
     "precision_at_k",

@@ -21,7 +21,8 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Protocol
 
-from ._bootstrap import Difference, paired_bootstrap
+from toolbed.stats import Difference, paired_bootstrap
+
 from ._dataset import EvalSet
 from ._documents import ToolDocument
 from ._index import ToolIndex

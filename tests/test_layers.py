@@ -1,6 +1,6 @@
 """The direction of imports: each package imports only the packages below it.
 
-    toolbed.errors, .paths, .registry, ._lazy     the ground floor
+    toolbed.errors, .paths, .registry, .stats     the ground floor (and ._lazy)
     apis                                          the catalog
     connectors                                    the call path, and the running apps' records
     launchers, rollback, retriever                beside each other, on connectors
@@ -24,6 +24,7 @@ from toolbed._lazy import exports
 ROOT = Path(__file__).resolve().parent.parent
 LAYERS = {
     "toolbed.errors": 0, "toolbed.paths": 0, "toolbed.registry": 0, "toolbed._lazy": 0,
+    "toolbed.stats": 0,
     "toolbed.apis": 1,
     "toolbed.connectors": 2,
     "toolbed.launchers": 3, "toolbed.rollback": 3, "toolbed.retriever": 3,

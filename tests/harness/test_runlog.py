@@ -87,3 +87,32 @@ def test_a_row_that_is_not_this_format_is_refused(tmp_path):
         db.execute("update results set scores = 'not json'")
     with pytest.raises(RunLogError, match="task 'kinto-count-buckets' is not a format"):
         log.rows()
+
+
+def test_compare_says_whether_the_tasks_both_ran_can_tell_two_runs_apart(tmp_path):
+    tasks = [f"kinto-task-{i}" for i in range(20)]
+    a, b = RunLog(tmp_path / "a"), RunLog(tmp_path / "b")
+    for log in (a, b):
+        log.start(RunSpec(agent="oracle", mode="replay", tools="gold", tasks=tasks))
+    for i, task in enumerate(tasks):
+        a.add(a_row(task))
+        a.add(a_row(task, trial=1, success=i % 4 != 0))  # A: a task's trials are averaged
+        b.add(a_row(task, success=i % 2 == 0, scores={"completion": 1.0, "tool_match": 0.5}))
+    b.add(a_row("kinto-only-in-b"))                      # not in A: not compared
+    out = CliRunner().invoke(cli, ["compare", str(tmp_path / "a"), str(tmp_path / "b"),
+                                   "--bootstrap", "500", "--json"])
+    assert out.exit_code == 0, out.output
+    compared = json.loads(out.output)
+    assert compared["tasks"] == 20
+    success = compared["metrics"]["success"]
+    assert (success["a"], success["b"]) == (0.875, 0.5)
+    assert success["b - a"]["mean"] == -0.375 and success["b - a"]["high"] < 0   # told apart
+    assert compared["metrics"]["tool_match"]["b - a"] == {"mean": -0.5, "low": -0.5,
+                                                           "high": -0.5}
+    assert compared["metrics"]["completion"]["b - a"]["mean"] == 0.0
+    table = CliRunner().invoke(cli, ["compare", str(tmp_path / "a"), str(tmp_path / "b"),
+                                     "--bootstrap", "500"])
+    assert table.exit_code == 0 and "95%" in table.output and "[-0.500, -0.500]" in table.output
+    plain = CliRunner().invoke(cli, ["compare", str(tmp_path / "a"), str(tmp_path / "b"),
+                                     "--json"])
+    assert "b - a" not in json.loads(plain.output)["metrics"]["success"]

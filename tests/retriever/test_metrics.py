@@ -7,19 +7,18 @@ import math
 import pytest
 
 from toolbed.retriever import (
-    Difference,
     against,
     comp_at_k,
     f1_at_k,
     mrr,
     ndcg_at_k,
-    paired_bootstrap,
     precision_at_k,
     query_scores,
     rank,
     recall_at_k,
     score_rankings,
 )
+from toolbed.stats import Difference
 
 LOG3 = 1 / math.log2(3)  # the discount of rank 2
 
@@ -71,19 +70,6 @@ def test_scores_are_averaged_over_queries() -> None:
                       "precision@1": 0.5, "f1@1": 0.5, "mrr": 0.75}
     with pytest.raises(ValueError, match="at least one relevant"):
         ndcg_at_k(["a"], set(), 1)
-
-
-def test_a_paired_bootstrap_tells_a_steady_gain_from_noise() -> None:
-    steady = paired_bootstrap([1.0] * 40, [0.0] * 30 + [1.0] * 10)    # a wins 30, ties 10
-    assert steady.mean == 0.75 and 0 < steady.low <= 0.75 <= steady.high <= 1 and steady.clear
-    noise = paired_bootstrap([1.0, 0.0] * 20, [0.0, 1.0] * 20)         # each wins half
-    assert noise.mean == 0 and noise.low < 0 < noise.high and not noise.clear
-    assert str(noise).startswith("+0.000 [-0.")
-    # seeded: the same scores give the same interval, whatever the block size
-    assert paired_bootstrap([0.3, 0.9, 0.5], [0.1, 0.2, 0.8], rounds=500) == paired_bootstrap(
-        [0.3, 0.9, 0.5], [0.1, 0.2, 0.8], rounds=500)
-    with pytest.raises(ValueError, match="one score of each ranker per query"):
-        paired_bootstrap([1.0], [1.0, 0.0])
 
 
 def test_against_sets_each_ranker_query_by_query_beside_a_reference() -> None:

@@ -38,6 +38,7 @@ from toolbed.harness import (
     load_results,
     make_agent,
     markdown,
+    per_task,
     plot_runs,
     run_stepwise,
     run_turnwise,
@@ -51,6 +52,7 @@ from toolbed.harness import (
 from toolbed.harness.metrics import embedding_similarity, llm_judge
 from toolbed.registry import names
 from toolbed.retriever import STAGES, model_name
+from toolbed.stats import Difference, paired_bootstrap
 from toolbed.tasks import Dialogue, DialogueSuite, Task, load_dialogues
 
 from ._output import JsonOpt, console, print_json, table
@@ -479,9 +481,14 @@ def compare(
     plot: Annotated[Path | None, typer.Option(
         help="Draw the two runs' scores as bars to this PNG (e.g. retriever top-k against "
         "gold tools).")] = None,
+    bootstrap: Annotated[int, typer.Option(
+        "--bootstrap", help="Also give each difference B - A a 95% interval from this many "
+        "paired bootstrap rounds over the tasks both ran (1000 is usual; 0: off).", min=0)
+                         ] = 0,
     json_: JsonOpt = False,
 ) -> None:
-    """Two runs' scores side by side, on the tasks both ran."""
+    """Two runs' scores side by side, on the tasks both ran; with --bootstrap, whether
+    the tasks can tell the two apart."""
     rows_a, rows_b = load_results(run_a), load_results(run_b)
     common = {r["task"] for r in rows_a} & {r["task"] for r in rows_b}
     if not common:
@@ -494,15 +501,29 @@ def compare(
         return s["success"] if name == "success" else s["metrics"].get(name)
 
     rows = [(n, value(a, n), value(b, n)) for n in names]
+    sure: dict[str, Difference] = {}
+    for n in names if bootstrap else []:
+        by_a = per_task([r for r in rows_a if r["task"] in common], n)
+        by_b = per_task([r for r in rows_b if r["task"] in common], n)
+        both = sorted(set(by_a) & set(by_b))
+        if both:
+            sure[n] = paired_bootstrap([by_b[t] for t in both], [by_a[t] for t in both],
+                                       bootstrap)
     if plot:
         plot_runs({str(run_a.name): {n: va for n, va, _ in rows if va is not None},
                    str(run_b.name): {n: vb for n, _, vb in rows if vb is not None}}, plot)
     if json_:
         print_json({"tasks": len(common), "metrics": {
-            n: {"a": va, "b": vb} for n, va, vb in rows}})
+            n: {"a": va, "b": vb, **({"b - a": {"mean": sure[n].mean, "low": sure[n].low,
+                                                "high": sure[n].high}} if n in sure else {})}
+            for n, va, vb in rows}})
         return
-    table(f"{len(common)} tasks in both: A = {run_a}, B = {run_b}", ["metric", "A", "B", "B - A"],
-          [[n, _fmt(va), _fmt(vb), _fmt(vb - va) if va is not None and vb is not None else "-"]
+    interval = [f"B - A, 95% ({bootstrap} rounds)"] if bootstrap else []
+    table(f"{len(common)} tasks in both: A = {run_a}, B = {run_b}",
+          ["metric", "A", "B", "B - A", *interval],
+          [[n, _fmt(va), _fmt(vb), _fmt(vb - va) if va is not None and vb is not None else "-",
+            *([f"[{sure[n].low:+.3f}, {sure[n].high:+.3f}]" if n in sure else "-"]
+              if bootstrap else [])]
            for n, va, vb in rows])
 
 

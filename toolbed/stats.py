@@ -1,11 +1,12 @@
-"""Whether one retriever beats another on the same queries, or the test set is too small
-to tell: a paired bootstrap of the per-query difference.
+"""Whether one system beats another on the same items, or there are too few items to
+tell: a paired bootstrap of the per-item difference.
 
-Two rankers scored on 446 queries can differ by 0.005 NDCG@5 from the queries drawn
-alone. The paired bootstrap (Koehn 2004; the usual test in IR and MT) resamples the
-queries with replacement, keeping each query's two scores together, and reads the
-interval off the resampled means of the difference. An interval that holds 0 says the
-set cannot tell the two apart.
+Two retrievers scored on 446 queries can differ by 0.005 NDCG@5 from the queries drawn
+alone, and two agents on 40 tasks by ten points of tool matching. The paired bootstrap
+(Koehn 2004; the usual test in IR and MT) resamples the items with replacement, keeping
+each item's two scores together, and reads the interval off the resampled means of the
+difference. An interval that holds 0 says the items cannot tell the two apart. Used by
+``retriever evaluate --bootstrap`` (queries) and ``toolbed compare --bootstrap`` (tasks).
 """
 
 from __future__ import annotations
@@ -38,11 +39,11 @@ def paired_bootstrap(
     seed: int = 0,
 ) -> Difference:
     """The mean of ``a[i] - b[i]`` and the central ``level`` interval of that mean over
-    ``rounds`` resamplings of the queries (seeded, so a report is repeatable)."""
+    ``rounds`` resamplings of the items (seeded, so a report is repeatable)."""
     import numpy as np
 
     if len(a) != len(b) or not a:
-        raise ValueError("one score of each ranker per query, and at least one query")
+        raise ValueError("one score of each system per item, and at least one item")
     if rounds < 1 or not 0 < level < 1:
         raise ValueError(f"bad bootstrap settings: {rounds} rounds, level {level}")
     diff = np.asarray(a, dtype=float) - np.asarray(b, dtype=float)
