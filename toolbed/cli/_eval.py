@@ -487,8 +487,10 @@ def compare(
                          ] = 0,
     json_: JsonOpt = False,
 ) -> None:
-    """Two runs' scores side by side, on the tasks both ran; with --bootstrap, whether
-    the tasks can tell the two apart."""
+    """Two runs' scores side by side, on the tasks both ran.
+
+    With --bootstrap, each difference gets an interval that says whether the tasks can
+    tell the two runs apart."""
     rows_a, rows_b = load_results(run_a), load_results(run_b)
     common = {r["task"] for r in rows_a} & {r["task"] for r in rows_b}
     if not common:
