@@ -44,6 +44,7 @@ if TYPE_CHECKING:
         evaluate,
         query_scores,
         rank_all,
+        score_all,
         score_rankings,
         with_cuts,
     )
@@ -159,6 +160,7 @@ __all__ = [
     "rank_all",
     "recall_at_k",
     "reciprocal_rank_fusion",
+    "score_all",
     "score_rankings",
     "summarise_misses",
     "tool_document",

@@ -32,7 +32,8 @@ from ._model import default_model, model_name
 from ._pipeline import STAGES, Hit, Pipeline
 
 __all__ = ["BM25", "KS", "Ranker", "Variant", "ablations", "against", "baselines", "compare",
-           "evaluate", "query_scores", "rank_all", "score_rankings", "with_cuts"]
+           "evaluate", "query_scores", "rank_all", "score_all", "score_rankings",
+           "with_cuts"]
 
 KS = (1, 3, 5, 10)
 """The cut-offs the papers report (ToolLLM and CToolEval: 1, 3, 5) and 10."""
@@ -151,8 +152,16 @@ def compare(
     """Score each variant on the same queries: ``{"bm25": {"ndcg@5": ...}, ...}`` (the
     rankings come from ``rank_all``, which says how each is made)."""
     rankings = rank_all(evalset, variants, path, url, collection, documents_in=documents_in)
-    return {name: score_rankings(ranked, evalset.relevant, ks)
-            for name, ranked in rankings.items()}
+    return score_all(rankings, evalset.relevant, ks)
+
+
+def score_all(
+    rankings: dict[str, list[list[str]]], relevant: Sequence[set[str]],
+    ks: Sequence[int] = tuple(range(1, 11)),
+) -> dict[str, dict[str, float]]:
+    """``score_rankings`` of each ranker's rankings (``rank_all``'s), at k = 1..10 by
+    default, the curve ``plot_ndcg`` draws."""
+    return {name: score_rankings(ranked, relevant, ks) for name, ranked in rankings.items()}
 
 
 def rank_all(

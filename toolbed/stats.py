@@ -19,7 +19,7 @@ __all__ = ["Difference", "paired_bootstrap"]
 
 @dataclass(frozen=True)
 class Difference:
-    """The mean of ``a - b`` over the queries and its bootstrap interval."""
+    """The mean of ``a - b`` over the items and its bootstrap interval."""
 
     mean: float
     low: float
@@ -27,7 +27,7 @@ class Difference:
 
     @property
     def clear(self) -> bool:
-        """True when the interval leaves 0 out: the set tells the two apart."""
+        """True when the interval leaves 0 out: the items tell the two apart."""
         return self.low > 0 or self.high < 0
 
     def __str__(self) -> str:

@@ -10,6 +10,7 @@ import shlex
 import sys
 from collections.abc import Callable
 from contextlib import ExitStack
+from dataclasses import asdict
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -495,8 +496,9 @@ def compare(
     common = {r["task"] for r in rows_a} & {r["task"] for r in rows_b}
     if not common:
         raise TaskError(f"{run_a} and {run_b} share no task")
-    a = summarize([r for r in rows_a if r["task"] in common])
-    b = summarize([r for r in rows_b if r["task"] in common])
+    rows_a = [r for r in rows_a if r["task"] in common]
+    rows_b = [r for r in rows_b if r["task"] in common]
+    a, b = summarize(rows_a), summarize(rows_b)
     names = ["success", *sorted(set(a["metrics"]) | set(b["metrics"]))]
 
     def value(s: dict, name: str) -> float | None:
@@ -505,8 +507,7 @@ def compare(
     rows = [(n, value(a, n), value(b, n)) for n in names]
     sure: dict[str, Difference] = {}
     for n in names if bootstrap else []:
-        by_a = per_task([r for r in rows_a if r["task"] in common], n)
-        by_b = per_task([r for r in rows_b if r["task"] in common], n)
+        by_a, by_b = per_task(rows_a, n), per_task(rows_b, n)
         both = sorted(set(by_a) & set(by_b))
         if both:
             sure[n] = paired_bootstrap([by_b[t] for t in both], [by_a[t] for t in both],
@@ -516,8 +517,7 @@ def compare(
                    str(run_b.name): {n: vb for n, _, vb in rows if vb is not None}}, plot)
     if json_:
         print_json({"tasks": len(common), "metrics": {
-            n: {"a": va, "b": vb, **({"b - a": {"mean": sure[n].mean, "low": sure[n].low,
-                                                "high": sure[n].high}} if n in sure else {})}
+            n: {"a": va, "b": vb, **({"b - a": asdict(sure[n])} if n in sure else {})}
             for n, va, vb in rows}})
         return
     interval = [f"B - A, 95% ({bootstrap} rounds)"] if bootstrap else []

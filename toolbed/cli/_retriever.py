@@ -37,7 +37,7 @@ from toolbed.retriever import (
     plot_ndcg,
     query_language,
     rank_all,
-    score_rankings,
+    score_all,
     summarise_misses,
     tool_documents,
     training_examples,
@@ -330,8 +330,7 @@ def evaluate_(
     with console.status("indexing and retrieving"):
         rankings = rank_all(data, variants, path=index, url=chroma_url, collection=collection,
                             documents_in=documents_in if catalog else None)
-    results = {name: score_rankings(ranked, data.relevant, tuple(range(1, 11)))
-               for name, ranked in rankings.items()}
+    results = score_all(rankings, data.relevant)
     differences = against(rankings, data.relevant, best.name, PAIRED, bootstrap) if bootstrap \
         else {}
     for name, by_metric in differences.items():
@@ -342,7 +341,7 @@ def evaluate_(
     if out:
         out.parent.mkdir(parents=True, exist_ok=True)
         out.write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
-    missed = misses(data, rankings[best.name]) if misses_ else []
+    missed = misses(data, rankings[best.name])
     if misses_:
         misses_.parent.mkdir(parents=True, exist_ok=True)
         misses_.write_text("".join(json.dumps(m.as_json(), ensure_ascii=False) + "\n"
